@@ -1,0 +1,44 @@
+# Two entry points do all set-up from scratch: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: venv demo test lint typecheck contracts unit cluster controlplane clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## Offline demo: schedule the example cluster with the engine.
+demo: venv
+	$(BIN)/berth simulate --nodes examples/nodes.yaml --pods examples/pods.yaml --existing examples/existing-pods.yaml --seed 1
+
+## Build (or reuse) etcd, kube-apiserver, kube-scheduler and kubectl outside the repository.
+controlplane:
+	tools/controlplane/build.sh
+
+lint: venv
+	$(BIN)/ruff check operator tests bench
+	$(BIN)/ruff format --check operator tests bench
+
+typecheck: venv
+	$(BIN)/mypy
+
+contracts: venv
+	$(BIN)/lint-imports
+
+unit: venv
+	$(BIN)/pytest tests/unit
+
+## Everything CI runs: static checks, unit tests, then the cluster tests against a real control plane.
+test: venv lint typecheck contracts
+	@if [ -x tools/controlplane/build.sh ]; then tools/controlplane/build.sh; fi
+	$(BIN)/pytest
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,53 @@
+"""The `berth` console script: one parser, one sub-command per job."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+import berth
+
+# Sub-command modules, imported only when the parser is built, each exposing
+# `register(subparsers)`. Listing them here keeps start-up of one command from
+# paying for the imports of another.
+SUBCOMMAND_MODULES: tuple[str, ...] = (
+    "berth.cli.simulate",
+    "berth.controlplane.cli",
+)
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="berth",
+        description="A Kubernetes pod scheduler that places pods exactly like kube-scheduler.",
+    )
+    parser.add_argument("--version", action="version", version=f"berth {berth.__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    version = subparsers.add_parser("version", help="print the version and exit")
+    version.set_defaults(handler=lambda _args: print(f"berth {berth.__version__}") or 0)
+    for module_name in SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            # A sub-command whose module is not part of this build is simply absent.
+            if error.name is not None and module_name.startswith(error.name):
+                continue
+            raise
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = get_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    return handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

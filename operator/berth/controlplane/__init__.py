@@ -1,0 +1,49 @@
+"""A real local Kubernetes control plane for Berth's tests, demo and benchmarks.
+
+etcd, kube-apiserver, kube-scheduler and kubectl are built from pinned Go
+modules by tools/controlplane/build.sh and run here as child processes on
+loopback. See LocalControlPlane for the entry point and objects for bulk
+Node/Pod helpers.
+"""
+
+from berth.controlplane.binaries import BinariesNotFound, ControlPlaneBinaries, find_binaries
+from berth.controlplane.client import ApiError, KubeClient
+from berth.controlplane.cluster import LocalControlPlane
+from berth.controlplane.kubeconfig import KubeconfigCredentials, read_kubeconfig
+from berth.controlplane.objects import (
+    NodeTemplate,
+    PodTemplate,
+    bind_pods,
+    create_namespace,
+    create_nodes,
+    create_pods,
+    node_manifest,
+    pod_manifest,
+    read_placements,
+    wait_for_event,
+    wait_for_pods_bound,
+)
+from berth.controlplane.processes import ProcessFailed
+
+__all__ = [
+    "ApiError",
+    "BinariesNotFound",
+    "ControlPlaneBinaries",
+    "KubeClient",
+    "KubeconfigCredentials",
+    "LocalControlPlane",
+    "NodeTemplate",
+    "PodTemplate",
+    "ProcessFailed",
+    "bind_pods",
+    "create_namespace",
+    "create_nodes",
+    "create_pods",
+    "find_binaries",
+    "node_manifest",
+    "pod_manifest",
+    "read_kubeconfig",
+    "read_placements",
+    "wait_for_event",
+    "wait_for_pods_bound",
+]

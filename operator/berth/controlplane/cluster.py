@@ -1,0 +1,571 @@
+"""A real Kubernetes control plane on loopback: etcd, kube-apiserver and, on demand,
+the reference kube-scheduler.
+
+Berth is tested and benchmarked against the real API server, never a mock,
+and against kube-scheduler as the behaviour oracle. There is no kubelet and
+no kube-controller-manager here, so the apiserver runs without the admission
+plugins that depend on the latter (ServiceAccount would reject every pod for
+want of a `default` ServiceAccount; TaintNodesByCondition would leave every
+new Node tainted not-ready forever). Consequences for callers: namespaces
+never finish deleting and bound pods need force deletion, so use fresh
+namespaces, and a fresh control plane per test session or benchmark run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from berth.controlplane.binaries import ControlPlaneBinaries, find_binaries
+from berth.controlplane.client import KubeClient
+from berth.controlplane.kubeconfig import KubeconfigCredentials, write_kubeconfig
+from berth.controlplane.pki import CertificateAuthority, write_service_account_keys
+from berth.controlplane.processes import (
+    ManagedProcess,
+    free_loopback_port,
+    wait_until,
+)
+
+__all__ = ["DEFAULT_DISABLED_ADMISSION_PLUGINS", "LocalControlPlane"]
+
+# ServiceAccount and TaintNodesByCondition need kube-controller-manager (see
+# the module docstring); StorageObjectInUseProtection adds PVC finalizers that
+# only it removes. Priority stays on: Berth must resolve priorityClassName and
+# preempt exactly like kube-scheduler.
+DEFAULT_DISABLED_ADMISSION_PLUGINS = (
+    "ServiceAccount",
+    "TaintNodesByCondition",
+    "StorageObjectInUseProtection",
+)
+
+RUN_DIR_PREFIX = "berth-cp-"
+_OWNER_FILE = "owner.pid"
+
+
+def _default_run_parent() -> Path:
+    # etcd on tmpfs is as fast as --unsafe-no-fsync and spares the disk.
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        return shm
+    return Path(tempfile.gettempdir())
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_abandoned_run_dirs(parent: Path) -> list[Path]:
+    """Delete run directories whose owning process is gone.
+
+    The child processes of a SIGKILLed owner die with it (parent-death
+    signal), but its tmpfs run directory would stay and hold memory.
+    """
+    removed = []
+    for candidate in parent.glob(RUN_DIR_PREFIX + "*"):
+        try:
+            owner = int((candidate / _OWNER_FILE).read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if not _pid_alive(owner):
+            shutil.rmtree(candidate, ignore_errors=True)
+            removed.append(candidate)
+    return removed
+
+
+class LocalControlPlane:
+    """etcd + kube-apiserver (+ kube-scheduler on demand) as child processes.
+
+    Use as a context manager, or call start() and stop(). Everything lives in
+    a fresh run directory (PKI, kubeconfigs, logs, etcd data) that stop()
+    removes unless `keep_run_dir` is set.
+    """
+
+    def __init__(
+        self,
+        *,
+        binaries: ControlPlaneBinaries | None = None,
+        build: bool = False,
+        run_dir: Path | None = None,
+        keep_run_dir: bool = False,
+        disabled_admission_plugins: Sequence[str] = DEFAULT_DISABLED_ADMISSION_PLUGINS,
+        extra_apiserver_args: Sequence[str] = (),
+        extra_etcd_args: Sequence[str] = (),
+        start_timeout: float = 120.0,
+    ) -> None:
+        self._binaries = binaries
+        self._build = build
+        self._requested_run_dir = run_dir
+        self._keep_run_dir = keep_run_dir
+        self._disabled_admission_plugins = tuple(disabled_admission_plugins)
+        self._extra_apiserver_args = tuple(extra_apiserver_args)
+        self._extra_etcd_args = tuple(extra_etcd_args)
+        self._start_timeout = start_timeout
+        self._run_dir: Path | None = None
+        self._ca: CertificateAuthority | None = None
+        self._etcd: ManagedProcess | None = None
+        self._apiserver: ManagedProcess | None = None
+        self._scheduler: ManagedProcess | None = None
+        self._apiserver_port = 0
+        self._etcd_port = 0
+        self._admin_ssl: ssl.SSLContext | None = None
+        self.started_at: float | None = None
+        self.ready_after_seconds: float | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> Self:
+        """Start etcd and kube-apiserver and wait until /readyz says ok."""
+        if self._apiserver is not None:
+            raise RuntimeError("control plane already started")
+        began = time.monotonic()
+        self.started_at = time.time()
+        binaries = self._binaries or find_binaries(build=self._build)
+        self._binaries = binaries
+        try:
+            self._prepare_run_dir()
+            self._write_pki()
+            self._start_etcd(binaries)
+            self._start_apiserver(binaries)
+        except BaseException:
+            self.stop()
+            raise
+        self.ready_after_seconds = time.monotonic() - began
+        return self
+
+    def stop(self) -> None:
+        """Stop every process by its own PID, newest first, then remove the run directory."""
+        for process in (self._scheduler, self._apiserver, self._etcd):
+            if process is not None:
+                process.stop()
+        self._scheduler = self._apiserver = self._etcd = None
+        if self._run_dir is not None and not self._keep_run_dir:
+            shutil.rmtree(self._run_dir, ignore_errors=True)
+        self._run_dir = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- what clients need -----------------------------------------------------------------
+
+    @property
+    def run_dir(self) -> Path:
+        if self._run_dir is None:
+            raise RuntimeError("control plane not started")
+        return self._run_dir
+
+    @property
+    def binaries(self) -> ControlPlaneBinaries:
+        if self._binaries is None:
+            raise RuntimeError("control plane not started")
+        return self._binaries
+
+    @property
+    def server(self) -> str:
+        """The apiserver's URL, e.g. https://127.0.0.1:40123."""
+        return f"https://127.0.0.1:{self._apiserver_port}"
+
+    @property
+    def etcd_endpoint(self) -> str:
+        return f"http://127.0.0.1:{self._etcd_port}"
+
+    @property
+    def ca_path(self) -> Path:
+        return self.run_dir / "pki" / "ca.crt"
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        """Kubeconfig of a `system:masters` user (bypasses RBAC)."""
+        return self.run_dir / "admin.kubeconfig"
+
+    @property
+    def scheduler_kubeconfig(self) -> Path:
+        """Kubeconfig of `system:kube-scheduler`, to whom bootstrap RBAC gives scheduler rights."""
+        return self.run_dir / "scheduler.kubeconfig"
+
+    @property
+    def processes(self) -> dict[str, ManagedProcess]:
+        running = {"etcd": self._etcd, "kube-apiserver": self._apiserver}
+        running["kube-scheduler"] = self._scheduler
+        return {name: process for name, process in running.items() if process is not None}
+
+    def client(self, kubeconfig: Path | None = None, *, concurrency: int = 64) -> KubeClient:
+        """An async REST client (admin unless told otherwise); open it with `async with`."""
+        return KubeClient.from_kubeconfig(
+            kubeconfig or self.admin_kubeconfig, concurrency=concurrency
+        )
+
+    def env(self) -> dict[str, str]:
+        """Environment variables pointing clients (kubectl, kopf) at this control plane."""
+        return {
+            "KUBECONFIG": str(self.admin_kubeconfig),
+            "BERTH_CONTROLPLANE_SERVER": self.server,
+            "BERTH_CONTROLPLANE_CA": str(self.ca_path),
+            "BERTH_CONTROLPLANE_RUN_DIR": str(self.run_dir),
+        }
+
+    def rss_bytes(self) -> dict[str, int]:
+        """Resident memory of each running component, for benchmark reports."""
+        return {name: process.rss_bytes() for name, process in self.processes.items()}
+
+    def kubectl(
+        self,
+        *args: str,
+        kubeconfig: Path | None = None,
+        input: str | None = None,  # mirrors subprocess.run
+        check: bool = True,
+        timeout: float = 120.0,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the matching kubectl against this control plane (admin unless told otherwise)."""
+        command = [
+            str(self.binaries.kubectl),
+            f"--kubeconfig={kubeconfig or self.admin_kubeconfig}",
+        ]
+        return subprocess.run(
+            [*command, *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=timeout,
+        )
+
+    # -- identities ------------------------------------------------------------------------
+
+    def user_kubeconfig(self, user: str, *, groups: Sequence[str] = ()) -> Path:
+        """Kubeconfig for a client-certificate user; RBAC grants it nothing unless told to."""
+        if self._ca is None:
+            raise RuntimeError("control plane not started")
+        pair = self._ca.issue_client(user, groups=groups)
+        credentials = KubeconfigCredentials(
+            server=self.server,
+            ca_path=self.ca_path,
+            cert_path=pair.cert_path,
+            key_path=pair.key_path,
+        )
+        return write_kubeconfig(pair.cert_path.with_suffix(".kubeconfig"), credentials, user=user)
+
+    def serviceaccount_kubeconfig(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        expiration_seconds: int = 24 * 3600,
+        create: bool = True,
+    ) -> Path:
+        """Kubeconfig that authenticates as ServiceAccount `namespace/name` via a TokenRequest.
+
+        This is how Berth runs under exactly the RBAC in `manifests/`. With
+        `create`, the namespace and ServiceAccount are created if missing.
+        """
+        if create:
+            namespace_body = {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": namespace},
+            }
+            self.request("POST", "/api/v1/namespaces", namespace_body, ok_statuses=(409,))
+            account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}}
+            self.request(
+                "POST",
+                f"/api/v1/namespaces/{namespace}/serviceaccounts",
+                account,
+                ok_statuses=(409,),
+            )
+        token_request = {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": expiration_seconds},
+        }
+        answer = self.request(
+            "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token", token_request
+        )
+        credentials = KubeconfigCredentials(
+            server=self.server, ca_path=self.ca_path, token=answer["status"]["token"]
+        )
+        path = self.run_dir / f"sa-{namespace}-{name}.kubeconfig"
+        return write_kubeconfig(path, credentials, user=f"system:serviceaccount:{namespace}:{name}")
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        ok_statuses: Sequence[int] = (),
+        timeout: float = 30.0,
+    ) -> Any:
+        """A synchronous admin call, for set-up steps outside an event loop.
+
+        Statuses in `ok_statuses` (e.g. 409 for "already exists") are returned
+        as their decoded body instead of raising.
+        """
+        if self._admin_ssl is None:
+            raise RuntimeError("control plane not started")
+        connection = http.client.HTTPSConnection(
+            "127.0.0.1", self._apiserver_port, context=self._admin_ssl, timeout=timeout
+        )
+        try:
+            payload = None if body is None else json.dumps(body)
+            headers = {"Accept": "application/json"}
+            if payload is not None:
+                headers["Content-Type"] = "application/json"
+            connection.request(method, path, body=payload, headers=headers)
+            response = connection.getresponse()
+            text = response.read().decode("utf-8", errors="replace")
+        finally:
+            connection.close()
+        try:
+            decoded = json.loads(text) if text else None
+        except json.JSONDecodeError:
+            decoded = text
+        if response.status >= 300 and response.status not in ok_statuses:
+            raise RuntimeError(f"{method} {path}: HTTP {response.status}: {text[:500]}")
+        return decoded
+
+    # -- the reference kube-scheduler ------------------------------------------------------
+
+    def start_kube_scheduler(
+        self,
+        config: Mapping[str, Any] | None = None,
+        *,
+        qps: float = 5000,
+        burst: int = 5000,
+        extra_args: Sequence[str] = (),
+        timeout: float = 60.0,
+    ) -> ManagedProcess:
+        """Start kube-scheduler with a KubeSchedulerConfiguration and wait until it is ready.
+
+        `config` is a KubeSchedulerConfiguration as a dict; fields it leaves
+        out get local defaults: the scheduler's own kubeconfig, `qps`/`burst`
+        (5000, so client-side throttling never caps a benchmark), leader
+        election off, and one `default-scheduler` profile.
+        """
+        if self._scheduler is not None:
+            raise RuntimeError("kube-scheduler already running; stop_kube_scheduler() first")
+        document = scheduler_configuration(
+            config, kubeconfig=self.scheduler_kubeconfig, qps=qps, burst=burst
+        )
+        config_path = self.run_dir / "kube-scheduler.json"
+        config_path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+        port = free_loopback_port()
+        argv = [
+            str(self.binaries.kube_scheduler),
+            f"--config={config_path}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={port}",
+            f"--cert-dir={self.run_dir / 'kube-scheduler-certs'}",
+            f"--authentication-kubeconfig={self.scheduler_kubeconfig}",
+            f"--authorization-kubeconfig={self.scheduler_kubeconfig}",
+            "--v=1",
+            *extra_args,
+        ]
+        process = ManagedProcess(
+            "kube-scheduler", argv, log_path=self.run_dir / "kube-scheduler.log"
+        )
+        process.start()
+        self._scheduler = process
+        insecure = ssl.create_default_context()
+        insecure.check_hostname = False
+        # The scheduler serves health on a self-signed certificate it makes itself.
+        insecure.verify_mode = ssl.CERT_NONE
+        try:
+            wait_until(
+                lambda: _get_ok(port, "/readyz", insecure),
+                timeout=timeout,
+                failure=process.failure_message,
+                description="kube-scheduler /readyz",
+            )
+        except BaseException:
+            self.stop_kube_scheduler()
+            raise
+        return process
+
+    def stop_kube_scheduler(self) -> None:
+        if self._scheduler is not None:
+            self._scheduler.stop()
+            self._scheduler = None
+
+    # -- start-up steps --------------------------------------------------------------------
+
+    def _prepare_run_dir(self) -> None:
+        if self._requested_run_dir is not None:
+            run_dir = self._requested_run_dir
+            run_dir.mkdir(parents=True, exist_ok=True)
+        else:
+            parent = _default_run_parent()
+            remove_abandoned_run_dirs(parent)
+            run_dir = Path(tempfile.mkdtemp(prefix=RUN_DIR_PREFIX, dir=parent))
+        (run_dir / _OWNER_FILE).write_text(f"{os.getpid()}\n")
+        self._run_dir = run_dir
+
+    def _write_pki(self) -> None:
+        pki = self.run_dir / "pki"
+        ca = CertificateAuthority(pki)
+        self._ca = ca
+        ca.issue_server("kube-apiserver")
+        write_service_account_keys(pki)
+        self._apiserver_port = free_loopback_port()
+        identities = {
+            self.admin_kubeconfig: ("admin", ("system:masters",), "admin"),
+            self.scheduler_kubeconfig: ("system:kube-scheduler", (), "kube-scheduler"),
+        }
+        for path, (user, groups, stem) in identities.items():
+            pair = ca.issue_client(user, groups=groups, file_stem=stem)
+            credentials = KubeconfigCredentials(
+                server=self.server,
+                ca_path=ca.cert_path,
+                cert_path=pair.cert_path,
+                key_path=pair.key_path,
+            )
+            write_kubeconfig(path, credentials, user=user)
+        context = ssl.create_default_context(cafile=str(ca.cert_path))
+        context.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
+        self._admin_ssl = context
+
+    def _start_etcd(self, binaries: ControlPlaneBinaries) -> None:
+        client_port, peer_port = free_loopback_port(), free_loopback_port()
+        self._etcd_port = client_port
+        client_url = f"http://127.0.0.1:{client_port}"
+        peer_url = f"http://127.0.0.1:{peer_port}"
+        argv = [
+            str(binaries.etcd),
+            "--name=berth",
+            f"--data-dir={self.run_dir / 'etcd'}",
+            f"--listen-client-urls={client_url}",
+            f"--advertise-client-urls={client_url}",
+            f"--listen-peer-urls={peer_url}",
+            f"--initial-advertise-peer-urls={peer_url}",
+            f"--initial-cluster=berth={peer_url}",
+            # 8 GiB, the documented maximum: a 10,000-pod benchmark must never
+            # hit the default 2 GiB quota and turn etcd read-only.
+            "--quota-backend-bytes=8589934592",
+            "--auto-compaction-retention=1",
+            # The data is thrown away after the run; durability buys nothing.
+            "--unsafe-no-fsync",
+            "--log-level=warn",
+            *self._extra_etcd_args,
+        ]
+        process = ManagedProcess("etcd", argv, log_path=self.run_dir / "etcd.log")
+        process.start()
+        self._etcd = process
+        wait_until(
+            lambda: _etcd_healthy(client_port),
+            timeout=self._start_timeout,
+            failure=process.failure_message,
+            description="etcd /health",
+        )
+
+    def _start_apiserver(self, binaries: ControlPlaneBinaries) -> None:
+        pki = self.run_dir / "pki"
+        argv = [
+            str(binaries.kube_apiserver),
+            f"--etcd-servers={self.etcd_endpoint}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={self._apiserver_port}",
+            # A loopback advertise address is only accepted when no endpoint
+            # reconciler publishes it; nothing here uses the in-cluster Service.
+            "--advertise-address=127.0.0.1",
+            "--endpoint-reconciler-type=none",
+            f"--tls-cert-file={pki / 'kube-apiserver.crt'}",
+            f"--tls-private-key-file={pki / 'kube-apiserver.key'}",
+            f"--client-ca-file={pki / 'ca.crt'}",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-account-key-file={pki / 'sa.pub'}",
+            f"--service-account-signing-key-file={pki / 'sa.key'}",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            "--authorization-mode=RBAC",
+            "--allow-privileged=true",
+            f"--disable-admission-plugins={','.join(self._disabled_admission_plugins)}",
+            # Server-side throttling off, so benchmarks measure schedulers, not
+            # API Priority and Fairness.
+            "--enable-priority-and-fairness=false",
+            "--max-requests-inflight=0",
+            "--max-mutating-requests-inflight=0",
+            f"--cert-dir={self.run_dir / 'kube-apiserver-certs'}",
+            "--v=1",
+            *self._extra_apiserver_args,
+        ]
+        process = ManagedProcess(
+            "kube-apiserver", argv, log_path=self.run_dir / "kube-apiserver.log"
+        )
+        process.start()
+        self._apiserver = process
+        context = self._admin_ssl
+        assert context is not None
+        wait_until(
+            lambda: _get_ok(self._apiserver_port, "/readyz", context),
+            timeout=self._start_timeout,
+            failure=process.failure_message,
+            description="kube-apiserver /readyz",
+            interval=0.1,
+        )
+
+
+def scheduler_configuration(
+    config: Mapping[str, Any] | None, *, kubeconfig: Path, qps: float, burst: int
+) -> dict[str, Any]:
+    """`config` completed with the defaults a local kube-scheduler needs.
+
+    See LocalControlPlane.start_kube_scheduler for what they are and why."""
+    document: dict[str, Any] = json.loads(json.dumps(dict(config or {})))
+    document.setdefault("apiVersion", "kubescheduler.config.k8s.io/v1")
+    document.setdefault("kind", "KubeSchedulerConfiguration")
+    connection = document.setdefault("clientConnection", {})
+    connection.setdefault("kubeconfig", str(kubeconfig))
+    connection.setdefault("qps", qps)
+    connection.setdefault("burst", burst)
+    document.setdefault("leaderElection", {}).setdefault("leaderElect", False)
+    document.setdefault("profiles", [{"schedulerName": "default-scheduler"}])
+    return document
+
+
+def _get_ok(port: int, path: str, context: ssl.SSLContext) -> bool:
+    connection = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=5)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status == 200 and response.read().strip() == b"ok"
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        with contextlib.suppress(Exception):
+            connection.close()
+
+
+def _etcd_healthy(port: int) -> bool:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        connection.request("GET", "/health")
+        response = connection.getresponse()
+        body = json.loads(response.read() or b"{}")
+        return response.status == 200 and body.get("health") == "true"
+    except (OSError, http.client.HTTPException, ValueError):
+        return False
+    finally:
+        with contextlib.suppress(Exception):
+            connection.close()

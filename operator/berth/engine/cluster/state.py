@@ -1,0 +1,416 @@
+"""`ClusterState`: nodes as rows of numpy arrays, pods accounted per node, indexes kept up to date per change."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from berth.engine.cluster.queries import PodQuery, TermKey, term_keys_of
+from berth.engine.cluster.workloads import Workload
+from berth.engine.cluster.zones import NodeTree, zone_key
+from berth.engine.model.node import Node
+from berth.engine.model.pod import HostPort, Pod
+from berth.engine.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+
+NodeSlots = NDArray[np.intp]
+"""Row numbers into the node table; a plugin judges the nodes at these rows."""
+
+FIXED_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
+MISSING = -1  # label-column value for "node has no such label"
+_MAX_CACHED_QUERIES = 1024
+
+
+@dataclass(slots=True)
+class LabelColumn:
+    """One label key across all node rows, as integer value ids (`MISSING` when absent)."""
+
+    values: NDArray[np.int32]
+    vocabulary: list[str] = field(default_factory=list)
+    ids: dict[str, int] = field(default_factory=dict)
+
+    def id_of(self, value: str) -> int:
+        existing = self.ids.get(value)
+        if existing is None:
+            existing = len(self.vocabulary)
+            self.ids[value] = existing
+            self.vocabulary.append(value)
+        return existing
+
+
+def normalized_image_name(name: str) -> str:
+    """Image names without a tag or digest match as ``:latest``, like the kubelet reports them."""
+    last = name.rsplit("/", 1)[-1]
+    if ":" in last or "@" in last:
+        return name
+    return f"{name}:latest"
+
+
+class ClusterState:
+    """The scheduler's picture of the cluster, updated incrementally.
+
+    Nodes live in rows ("slots") of fixed-width arrays; a removed node's slot is
+    recycled. `requested` holds the sum of actual requests of the pods on each
+    node; `nonzero_requested` the cpu/memory sums with scoring defaults.
+    """
+
+    def __init__(self, *, capacity: int = 64) -> None:
+        self.generation = 0
+        self._capacity = capacity
+        self._resource_columns: dict[str, int] = {name: i for i, name in enumerate(FIXED_RESOURCES)}
+        width = len(FIXED_RESOURCES)
+        self.allocatable = np.zeros((capacity, width), dtype=np.int64)
+        self.requested = np.zeros((capacity, width), dtype=np.int64)
+        self.nonzero_requested = np.zeros((capacity, 2), dtype=np.int64)
+        self.pod_count = np.zeros(capacity, dtype=np.int64)
+        self.unschedulable = np.zeros(capacity, dtype=bool)
+        self.live = np.zeros(capacity, dtype=bool)
+        self._nodes: list[Node | None] = [None] * capacity
+        self._zones: list[str] = [""] * capacity
+        self._free_slots: list[int] = []
+        self._next_slot = 0
+        self._slot_by_name: dict[str, int] = {}
+        self._tree = NodeTree()
+        self._order: NodeSlots | None = None
+        self._pods_by_slot: list[dict[str, Pod]] = [{} for _ in range(capacity)]
+        self._ports_by_slot: list[list[HostPort]] = [[] for _ in range(capacity)]
+        self._pods: dict[str, Pod] = {}
+        # Pods bound to nodes we have not seen (yet, or any more): accounted once the node appears.
+        self._orphans: dict[str, dict[str, Pod]] = {}
+        self._label_columns: dict[str, LabelColumn] = {}
+        self._query_counts: OrderedDict[PodQuery, NDArray[np.int64]] = OrderedDict()
+        self._term_counts: dict[TermKey, NDArray[np.int64]] = {}
+        self._namespace_labels: dict[str, dict[str, str]] = {}
+        self._workloads: dict[tuple[str, str, str], Workload] = {}
+        self._image_node_counts: dict[str, int] = {}
+        self.pods_with_required_anti_affinity = 0
+
+    # ------------------------------------------------------------------ sizes and lookups
+
+    @property
+    def node_count(self) -> int:
+        return len(self._slot_by_name)
+
+    @property
+    def pod_total(self) -> int:
+        return len(self._pods)
+
+    def slot_of(self, name: str) -> int | None:
+        return self._slot_by_name.get(name)
+
+    def node_at(self, slot: int) -> Node:
+        node = self._nodes[slot]
+        if node is None:
+            raise KeyError(f"no node in slot {slot}")
+        return node
+
+    def node_named(self, name: str) -> Node | None:
+        slot = self._slot_by_name.get(name)
+        return None if slot is None else self._nodes[slot]
+
+    def nodes(self) -> Iterable[Node]:
+        return (node for node in self._nodes if node is not None)
+
+    def pods_on(self, slot: int) -> Mapping[str, Pod]:
+        return self._pods_by_slot[slot]
+
+    def host_ports_on(self, slot: int) -> list[HostPort]:
+        return self._ports_by_slot[slot]
+
+    def pod(self, uid: str) -> Pod | None:
+        return self._pods.get(uid)
+
+    def pods(self) -> Iterable[Pod]:
+        return self._pods.values()
+
+    def namespace_labels(self, namespace: str) -> Mapping[str, str]:
+        return self._namespace_labels.get(namespace, {})
+
+    def workloads(self) -> Iterable[Workload]:
+        return self._workloads.values()
+
+    def image_node_count(self, image: str) -> int:
+        return self._image_node_counts.get(normalized_image_name(image), 0)
+
+    def resource_column(self, name: str) -> int | None:
+        return self._resource_columns.get(name)
+
+    def resource_names(self) -> list[str]:
+        return list(self._resource_columns)
+
+    def node_order(self) -> NodeSlots:
+        """Live slots in kube-scheduler's snapshot order (zones interleaved)."""
+        if self._order is None:
+            self._order = np.asarray(self._tree.ordered(), dtype=np.intp)
+        return self._order
+
+    # ------------------------------------------------------------------ nodes
+
+    def upsert_node(self, node: Node) -> None:
+        slot = self._slot_by_name.get(node.name)
+        if slot is None:
+            self._add_node(node)
+        else:
+            self._update_node(slot, node)
+        self.generation += 1
+
+    def remove_node(self, name: str) -> None:
+        slot = self._slot_by_name.pop(name, None)
+        if slot is None:
+            return
+        node = self._nodes[slot]
+        assert node is not None
+        self._tree.remove(slot, self._zones[slot])
+        self._order = None
+        self._forget_images(node)
+        # Pods still bound to the vanished node wait as orphans in case it returns.
+        pods = self._pods_by_slot[slot]
+        if pods:
+            orphans = self._orphans.setdefault(name, {})
+            for uid, pod in list(pods.items()):
+                self._unaccount(slot, pod)
+                orphans[uid] = pod
+        self._nodes[slot] = None
+        self.live[slot] = False
+        self.unschedulable[slot] = False
+        self.allocatable[slot] = 0
+        self.requested[slot] = 0
+        self.nonzero_requested[slot] = 0
+        self.pod_count[slot] = 0
+        for column in self._label_columns.values():
+            column.values[slot] = MISSING
+        self._free_slots.append(slot)
+        self.generation += 1
+
+    def _add_node(self, node: Node) -> None:
+        if self._free_slots:
+            slot = self._free_slots.pop()
+        else:
+            if self._next_slot == self._capacity:
+                self._grow()
+            slot = self._next_slot
+            self._next_slot += 1
+        self._slot_by_name[node.name] = slot
+        self.live[slot] = True
+        self._write_node(slot, node)
+        self._zones[slot] = zone_key(node.labels)
+        self._tree.add(slot, self._zones[slot])
+        self._order = None
+        for pod in self._orphans.pop(node.name, {}).values():
+            self._account(slot, pod)
+
+    def _update_node(self, slot: int, node: Node) -> None:
+        old = self._nodes[slot]
+        assert old is not None
+        self._forget_images(old)
+        self._write_node(slot, node)
+        zone = zone_key(node.labels)
+        if zone != self._zones[slot]:
+            self._tree.remove(slot, self._zones[slot])
+            self._zones[slot] = zone
+            self._tree.add(slot, zone)
+            self._order = None
+
+    def _write_node(self, slot: int, node: Node) -> None:
+        self._nodes[slot] = node
+        self.unschedulable[slot] = node.unschedulable
+        self.allocatable[slot] = 0
+        for name, amount in node.allocatable.items():
+            self.allocatable[slot, self._column_for(name)] = amount
+        for key, column in self._label_columns.items():
+            value = node.labels.get(key)
+            column.values[slot] = MISSING if value is None else column.id_of(value)
+        seen: set[str] = set()
+        for image in node.images:
+            for image_name in image.names:
+                normalized = normalized_image_name(image_name)
+                if normalized not in seen:
+                    seen.add(normalized)
+                    self._image_node_counts[normalized] = self._image_node_counts.get(normalized, 0) + 1
+
+    def _forget_images(self, node: Node) -> None:
+        seen: set[str] = set()
+        for image in node.images:
+            for image_name in image.names:
+                normalized = normalized_image_name(image_name)
+                if normalized not in seen:
+                    seen.add(normalized)
+                    remaining = self._image_node_counts.get(normalized, 0) - 1
+                    if remaining > 0:
+                        self._image_node_counts[normalized] = remaining
+                    else:
+                        self._image_node_counts.pop(normalized, None)
+
+    def _column_for(self, resource: str) -> int:
+        column = self._resource_columns.get(resource)
+        if column is None:
+            column = len(self._resource_columns)
+            self._resource_columns[resource] = column
+            extra = np.zeros((self._capacity, 1), dtype=np.int64)
+            self.allocatable = np.hstack([self.allocatable, extra])
+            self.requested = np.hstack([self.requested, extra])
+        return column
+
+    def _grow(self) -> None:
+        old = self._capacity
+        new = old * 2
+        self._capacity = new
+
+        def grown(array: NDArray[np.int64]) -> NDArray[np.int64]:
+            bigger = np.zeros((new, *array.shape[1:]), dtype=array.dtype)
+            bigger[:old] = array
+            return bigger
+
+        self.allocatable = grown(self.allocatable)
+        self.requested = grown(self.requested)
+        self.nonzero_requested = grown(self.nonzero_requested)
+        self.pod_count = grown(self.pod_count)
+        unschedulable = np.zeros(new, dtype=bool)
+        unschedulable[:old] = self.unschedulable
+        self.unschedulable = unschedulable
+        live = np.zeros(new, dtype=bool)
+        live[:old] = self.live
+        self.live = live
+        self._nodes.extend([None] * (new - old))
+        self._zones.extend([""] * (new - old))
+        self._pods_by_slot.extend({} for _ in range(new - old))
+        self._ports_by_slot.extend([] for _ in range(new - old))
+        for column in self._label_columns.values():
+            values = np.full(new, MISSING, dtype=np.int32)
+            values[:old] = column.values
+            column.values = values
+        for query, counts in self._query_counts.items():
+            self._query_counts[query] = grown(counts)
+        for key, counts in self._term_counts.items():
+            self._term_counts[key] = grown(counts)
+
+    # ------------------------------------------------------------------ pods
+
+    def add_pod(self, pod: Pod) -> None:
+        """Account a pod bound (or assumed) to `pod.node_name`; replaces an earlier version."""
+        if not pod.node_name:
+            raise ValueError(f"pod {pod.key} has no node to be accounted on")
+        self.remove_pod(pod.uid)
+        self._pods[pod.uid] = pod
+        slot = self._slot_by_name.get(pod.node_name)
+        if slot is None:
+            self._orphans.setdefault(pod.node_name, {})[pod.uid] = pod
+        else:
+            self._account(slot, pod)
+        self.generation += 1
+
+    def remove_pod(self, uid: str) -> Pod | None:
+        pod = self._pods.pop(uid, None)
+        if pod is None:
+            return None
+        slot = self._slot_by_name.get(pod.node_name)
+        if slot is None:
+            orphans = self._orphans.get(pod.node_name)
+            if orphans is not None:
+                orphans.pop(uid, None)
+                if not orphans:
+                    del self._orphans[pod.node_name]
+        else:
+            self._unaccount(slot, pod)
+        self.generation += 1
+        return pod
+
+    def _account(self, slot: int, pod: Pod) -> None:
+        self._apply(slot, pod, +1)
+        self._pods_by_slot[slot][pod.uid] = pod
+        if pod.host_ports:
+            self._ports_by_slot[slot].extend(pod.host_ports)
+
+    def _unaccount(self, slot: int, pod: Pod) -> None:
+        self._apply(slot, pod, -1)
+        self._pods_by_slot[slot].pop(pod.uid, None)
+        if pod.host_ports:
+            ports = self._ports_by_slot[slot]
+            for port in pod.host_ports:
+                ports.remove(port)
+
+    def _apply(self, slot: int, pod: Pod, sign: int) -> None:
+        for name, amount in pod.requests.items():
+            self.requested[slot, self._column_for(name)] += sign * amount
+        self.nonzero_requested[slot, 0] += sign * pod.nonzero_cpu
+        self.nonzero_requested[slot, 1] += sign * pod.nonzero_memory
+        self.pod_count[slot] += sign
+        namespace_labels = self.namespace_labels(pod.namespace)
+        for query, counts in self._query_counts.items():
+            if query.matches(pod, namespace_labels):
+                counts[slot] += sign
+        for key in term_keys_of(pod):
+            counts = self._term_counts.get(key)
+            if counts is None:
+                counts = self._term_counts[key] = np.zeros(self._capacity, dtype=np.int64)
+            counts[slot] += sign
+            if sign < 0 and not counts.any():
+                del self._term_counts[key]
+        if pod.required_anti_affinity:
+            self.pods_with_required_anti_affinity += sign
+
+    # ------------------------------------------------------------------ namespaces and workloads
+
+    def set_namespace(self, name: str, labels: Mapping[str, str]) -> None:
+        if self._namespace_labels.get(name) == labels:
+            return
+        self._namespace_labels[name] = dict(labels)
+        self._drop_namespace_dependent_queries()
+        self.generation += 1
+
+    def remove_namespace(self, name: str) -> None:
+        if self._namespace_labels.pop(name, None) is not None:
+            self._drop_namespace_dependent_queries()
+            self.generation += 1
+
+    def _drop_namespace_dependent_queries(self) -> None:
+        for query in [q for q in self._query_counts if q.uses_namespace_labels]:
+            del self._query_counts[query]
+
+    def set_workload(self, workload: Workload) -> None:
+        self._workloads[(workload.kind, workload.namespace, workload.name)] = workload
+        self.generation += 1
+
+    def remove_workload(self, kind: str, namespace: str, name: str) -> None:
+        if self._workloads.pop((kind, namespace, name), None) is not None:
+            self.generation += 1
+
+    # ------------------------------------------------------------------ derived per-node views
+
+    def label_column(self, key: str) -> LabelColumn:
+        """Value ids of label `key` for every slot; built once, then kept current per node change."""
+        column = self._label_columns.get(key)
+        if column is None:
+            column = LabelColumn(np.full(self._capacity, MISSING, dtype=np.int32))
+            for slot, node in enumerate(self._nodes):
+                if node is not None:
+                    value = node.labels.get(key)
+                    if value is not None:
+                        column.values[slot] = column.id_of(value)
+            self._label_columns[key] = column
+        return column
+
+    def matching_pod_counts(self, query: PodQuery) -> NDArray[np.int64]:
+        """How many pods on each slot match `query`; maintained incrementally once asked for."""
+        counts = self._query_counts.get(query)
+        if counts is not None:
+            self._query_counts.move_to_end(query)
+            return counts
+        counts = np.zeros(self._capacity, dtype=np.int64)
+        for slot, node in enumerate(self._nodes):
+            if node is None:
+                continue
+            for pod in self._pods_by_slot[slot].values():
+                if query.matches(pod, self.namespace_labels(pod.namespace)):
+                    counts[slot] += 1
+        self._query_counts[query] = counts
+        if len(self._query_counts) > _MAX_CACHED_QUERIES:
+            self._query_counts.popitem(last=False)
+        return counts
+
+    def existing_terms(self) -> Mapping[TermKey, NDArray[np.int64]]:
+        """Affinity terms of pods already placed, grouped, with how many pods on each slot carry them."""
+        return self._term_counts

@@ -1,0 +1,1 @@
+"""The scheduling framework: extension points, statuses, and the runtime that runs a profile's plugins."""

@@ -1,0 +1,158 @@
+"""One Protocol per extension point; a plugin implements only the points it needs.
+
+Filter and Score are batch operations: a plugin judges every candidate node of
+one pod at once, over the rows (`NodeSlots`) of the cluster's node table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from berth.engine.cluster import NodeSlots
+from berth.engine.framework.cycle_state import CycleState
+from berth.engine.framework.events import ClusterEventWithHint
+from berth.engine.framework.status import Status
+from berth.engine.framework.verdicts import Verdicts
+from berth.engine.model.pod import Pod
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+
+Scores = NDArray[np.int64]
+
+
+class Plugin(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterResult:
+    """A PreFilter's status and, optionally, the only node names worth filtering."""
+
+    status: Status
+    node_names: frozenset[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PostFilterResult:
+    status: Status
+    nominated_node: str | None = None  # "" clears an existing nomination
+    victims: tuple[Pod, ...] = ()
+
+
+@dataclass(slots=True)
+class FilterDiagnosis:
+    """Why each node failed in this cycle: what PostFilter and the failure message read."""
+
+    node_count: int
+    # slot -> (code, reasons, plugin) for every node a filter rejected
+    node_statuses: dict[int, Status] = field(default_factory=dict)
+    absent_status: Status | None = None  # for nodes a PreFilterResult excluded
+    pre_filter_message: str = ""
+    post_filter_message: str = ""
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: Pod) -> Status: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def sort_key(self, pod: Pod, queued_at: float) -> tuple[Any, ...]:
+        """Smaller keys pop first."""
+        ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(self, state: CycleState, pod: Pod) -> PreFilterResult: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Verdicts: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(
+        self, state: CycleState, pod: Pod, diagnosis: FilterDiagnosis, framework: Any
+    ) -> PostFilterResult: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Status: ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Scores: ...
+
+
+@runtime_checkable
+class NormalizeScorePlugin(Plugin, Protocol):
+    def normalize_scores(
+        self, state: CycleState, pod: Pod, slots: NodeSlots, scores: Scores
+    ) -> Scores: ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, float]:
+        """Success, Wait (with a timeout in seconds) or a rejection."""
+        ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    """Binding does I/O, so the engine only names who binds; the scheduling layer's Binder acts."""
+
+    def binds(self, pod: Pod) -> bool:
+        """True when this plugin takes responsibility for binding `pod` (else Skip)."""
+        ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    def events_to_register(self) -> list[ClusterEventWithHint]: ...
+
+
+PluginArgs = Mapping[str, Any]
+
+
+class InvalidPluginArgsError(ValueError):
+    """A plugin's args are wrong; `field` is the path inside `args`."""
+
+    def __init__(self, plugin: str, field: str, problem: str) -> None:
+        self.plugin = plugin
+        self.field = field
+        self.problem = problem
+        where = f".{field}" if field else ""
+        super().__init__(f"pluginConfig[{plugin}].args{where}: {problem}")

@@ -1,0 +1,64 @@
+"""One real control plane for the whole test session, and nothing left behind.
+
+Starting etcd + kube-apiserver takes seconds, so it happens once per session;
+tests isolate themselves with fresh namespaces and uniquely named nodes.
+Teardown runs on success, failure, Ctrl-C and SIGTERM; if even that is
+skipped (SIGKILL), the children die with this process (see processes.py).
+"""
+
+from __future__ import annotations
+
+import atexit
+import signal
+from collections.abc import Iterator
+from types import FrameType
+
+import pytest
+
+from berth.controlplane import LocalControlPlane
+from berth.controlplane.objects import unique_name
+from berth.controlplane.processes import ManagedProcess
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "cluster: needs the real local control plane (etcd + kube-apiserver)"
+    )
+
+
+def _interrupt_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    # Turns `kill <pytest>` into the same orderly unwinding as Ctrl-C.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[LocalControlPlane]:
+    plane = LocalControlPlane(build=True)
+    previous_handler = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+    atexit.register(plane.stop)
+    try:
+        plane.start()
+        yield plane
+    finally:
+        plane.stop()
+        atexit.unregister(plane.stop)
+        signal.signal(signal.SIGTERM, previous_handler)
+
+
+@pytest.fixture(scope="session")
+def kube_scheduler(control_plane: LocalControlPlane) -> Iterator[ManagedProcess]:
+    """The reference kube-scheduler with one `default-scheduler` profile."""
+    process = control_plane.start_kube_scheduler()
+    try:
+        yield process
+    finally:
+        control_plane.stop_kube_scheduler()
+
+
+@pytest.fixture
+def namespace(control_plane: LocalControlPlane, request: pytest.FixtureRequest) -> str:
+    """A fresh namespace per test: namespaces never finish deleting without kube-controller-manager."""
+    name = unique_name(request.node.name.replace("_", "-").lower()[:40].strip("-"))
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    control_plane.request("POST", "/api/v1/namespaces", body)
+    return name
