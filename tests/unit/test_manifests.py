@@ -9,6 +9,7 @@ manifests and `berth run` (port, env, peering name, profile names).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -46,9 +47,11 @@ Doc = dict[str, Any]
 # --- loading -------------------------------------------------------------------------------------
 
 
-def load_yaml_documents(path: Path) -> list[Doc]:
+@functools.cache
+def load_yaml_documents(path: Path) -> tuple[Doc, ...]:
+    """Parsed once per session; callers must not mutate what they get."""
     with path.open() as stream:
-        return [doc for doc in yaml.safe_load_all(stream) if doc is not None]
+        return tuple(doc for doc in yaml.safe_load_all(stream) if doc is not None)
 
 
 def yaml_files(folder: str) -> list[Path]:
@@ -60,7 +63,12 @@ def yaml_files(folder: str) -> list[Path]:
 
 
 def documents(*folders: str) -> list[Doc]:
-    return [doc for folder in folders for path in yaml_files(folder) for doc in load_yaml_documents(path)]
+    return [
+        doc
+        for folder in folders
+        for path in yaml_files(folder)
+        for doc in load_yaml_documents(path)
+    ]
 
 
 def the_one(kind: str, name: str | None = None, *folders: str) -> Doc:
@@ -170,7 +178,9 @@ def test_profile_crd_has_status_subresource_short_name_and_columns() -> None:
 
 def test_profile_scheduler_name_is_immutable() -> None:
     scheduler_name = crd_schema(PROFILE_CRD)["properties"]["spec"]["properties"]["schedulerName"]
-    rules = [(rule["rule"], "message" in rule) for rule in scheduler_name["x-kubernetes-validations"]]
+    rules = [
+        (rule["rule"], "message" in rule) for rule in scheduler_name["x-kubernetes-validations"]
+    ]
     assert rules == [("self == oldSelf", True)]
 
 
@@ -202,7 +212,9 @@ def schema_errors(value: Any, schema: Doc, path: str = "spec") -> list[str]:
     errors = []
     if isinstance(value, dict):
         properties = schema.get("properties", {})
-        errors += [f"{path}.{key}: required" for key in schema.get("required", []) if key not in value]
+        errors += [
+            f"{path}.{key}: required" for key in schema.get("required", []) if key not in value
+        ]
         for key, item in value.items():
             if key in properties:
                 errors += schema_errors(item, properties[key], f"{path}.{key}")
@@ -212,11 +224,15 @@ def schema_errors(value: Any, schema: Doc, path: str = "spec") -> list[str]:
         if len(value) > schema.get("maxItems", len(value)):
             errors.append(f"{path}: too many items")
         if schema.get("x-kubernetes-list-type") == "map":
-            keys = [tuple(item.get(k) for k in schema["x-kubernetes-list-map-keys"]) for item in value]
+            keys = [
+                tuple(item.get(k) for k in schema["x-kubernetes-list-map-keys"]) for item in value
+            ]
             errors += [f"{path}: duplicate {key}" for key in set(keys) if keys.count(key) > 1]
         for index, item in enumerate(value):
             errors += schema_errors(item, schema["items"], f"{path}[{index}]")
-    if isinstance(value, int) and not (schema.get("minimum", value) <= value <= schema.get("maximum", value)):
+    if isinstance(value, int) and not (
+        schema.get("minimum", value) <= value <= schema.get("maximum", value)
+    ):
         errors.append(f"{path}: out of range")
     if isinstance(value, str):
         if not schema.get("minLength", 0) <= len(value) <= schema.get("maxLength", len(value)):
@@ -233,7 +249,11 @@ def profile_spec_errors(spec: Doc) -> list[str]:
 
 
 def shipped_profiles() -> list[Doc]:
-    return [doc for doc in documents("manifests", "examples/profiles") if doc["kind"] == "SchedulerProfile"]
+    return [
+        doc
+        for doc in documents("manifests", "examples/profiles")
+        if doc["kind"] == "SchedulerProfile"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -253,57 +273,74 @@ def plugin_set(enabled: list[Doc] | None = None, disabled: list[Doc] | None = No
     return {"enabled": enabled or [], "disabled": disabled or []}
 
 
+def berth_profile(**fields: Any) -> Doc:
+    return {"schedulerName": "berth", **fields}
+
+
+def named(*names: str) -> list[Doc]:
+    return [{"name": name} for name in names]
+
+
 @pytest.mark.parametrize(
     ("spec", "error"),
     [
-        ({}, "spec.schedulerName: required"),
-        ({"schedulerName": "Berth"}, "spec.schedulerName: does not match"),
-        ({"schedulerName": "-berth"}, "spec.schedulerName: does not match"),
-        ({"schedulerName": "berth", "percentageOfNodesToScore": 101}, "out of range"),
-        ({"schedulerName": "berth", "percentageOfNodesToScore": -1}, "out of range"),
-        (
-            {"schedulerName": "berth", "plugins": {"score": plugin_set([{"name": "A", "weight": 0}])}},
-            "spec.plugins.score.enabled[0].weight: out of range",
+        pytest.param({}, "spec.schedulerName: required", id="no-scheduler-name"),
+        pytest.param(
+            {"schedulerName": "Berth"}, "spec.schedulerName: does not match", id="uppercase-name"
         ),
-        (
-            {"schedulerName": "berth", "plugins": {"score": plugin_set([{"name": "A", "weight": 101}])}},
-            "spec.plugins.score.enabled[0].weight: out of range",
+        pytest.param(
+            {"schedulerName": "-berth"}, "spec.schedulerName: does not match", id="leading-dash"
         ),
-        (
-            {"schedulerName": "berth", "plugins": {"filter": plugin_set([{"name": "A"}, {"name": "A"}])}},
+        pytest.param(
+            berth_profile(percentageOfNodesToScore=101),
+            "spec.percentageOfNodesToScore: out of range",
+            id="percentage-over-100",
+        ),
+        pytest.param(
+            berth_profile(percentageOfNodesToScore=-1),
+            "spec.percentageOfNodesToScore: out of range",
+            id="percentage-negative",
+        ),
+        pytest.param(
+            berth_profile(plugins={"score": plugin_set([{"name": "A", "weight": 0}])}),
+            "spec.plugins.score.enabled[0].weight: out of range",
+            id="weight-0",
+        ),
+        pytest.param(
+            berth_profile(plugins={"multiPoint": plugin_set([{"name": "A", "weight": 101}])}),
+            "spec.plugins.multiPoint.enabled[0].weight: out of range",
+            id="weight-101",
+        ),
+        pytest.param(
+            berth_profile(plugins={"filter": plugin_set(named("A", "A"))}),
             "spec.plugins.filter.enabled: duplicate ('A',)",
+            id="duplicate-enabled",
         ),
-        (
-            {"schedulerName": "berth", "plugins": {"filter": plugin_set([], [{"name": "A"}, {"name": "A"}])}},
+        pytest.param(
+            berth_profile(plugins={"filter": plugin_set(disabled=named("A", "A"))}),
             "spec.plugins.filter.disabled: duplicate ('A',)",
+            id="duplicate-disabled",
         ),
-        (
-            {"schedulerName": "berth", "plugins": {"queueSort": plugin_set([{"name": "A"}, {"name": "B"}])}},
+        pytest.param(
+            berth_profile(plugins={"queueSort": plugin_set(named("A", "B"))}),
             "spec.plugins.queueSort.enabled: too many items",
+            id="two-queue-sorts",
         ),
-        (
-            {"schedulerName": "berth", "pluginConfig": [{"name": "A", "args": {}}, {"name": "A"}]},
+        pytest.param(
+            berth_profile(pluginConfig=[{"name": "A", "args": {}}, {"name": "A"}]),
             "spec.pluginConfig: duplicate ('A',)",
+            id="duplicate-plugin-config",
         ),
-        ({"schedulerName": "berth", "plugins": {"sort": {}}}, "spec.plugins.sort: unknown field"),
-    ],
-    ids=[
-        "no-scheduler-name",
-        "uppercase-scheduler-name",
-        "scheduler-name-leading-dash",
-        "percentage-over-100",
-        "percentage-negative",
-        "weight-0",
-        "weight-101",
-        "duplicate-enabled",
-        "duplicate-disabled",
-        "two-queue-sorts",
-        "duplicate-plugin-config",
-        "unknown-extension-point",
+        pytest.param(
+            berth_profile(plugins={"sort": {}}),
+            "spec.plugins.sort: unknown field",
+            id="unknown-extension-point",
+        ),
     ],
 )
 def test_profile_schema_rejects(spec: Doc, error: str) -> None:
-    assert any(message.startswith(error) for message in profile_spec_errors(spec)), profile_spec_errors(spec)
+    errors = profile_spec_errors(spec)
+    assert any(message.startswith(error) for message in errors), errors
 
 
 def test_profile_schema_accepts_omitted_weight_and_free_form_args() -> None:
@@ -418,22 +455,26 @@ def test_namespace_enforces_pod_security_restricted() -> None:
 def effective_security(field: str) -> Any:
     """A container setting, falling back to the pod-level one as the kubelet does."""
     container_value = berth_container().get("securityContext", {}).get(field)
-    return container_value if container_value is not None else pod_spec()["securityContext"].get(field)
+    return (
+        container_value if container_value is not None else pod_spec()["securityContext"].get(field)
+    )
 
 
 @pytest.mark.parametrize(
     ("field", "check"),
     [
-        ("runAsNonRoot", lambda value: value is True),
-        ("runAsUser", lambda value: value == RUN_AS_USER),
-        ("runAsGroup", lambda value: isinstance(value, int) and value > 0),
-        ("seccompProfile", lambda value: value == {"type": "RuntimeDefault"}),
-        ("allowPrivilegeEscalation", lambda value: value is False),
-        ("privileged", lambda value: value in (None, False)),
-        ("readOnlyRootFilesystem", lambda value: value is True),
-        ("capabilities", lambda value: value == {"drop": ["ALL"]}),
+        pytest.param(field, check, id=field)
+        for field, check in [
+            ("runAsNonRoot", lambda value: value is True),
+            ("runAsUser", lambda value: value == RUN_AS_USER),
+            ("runAsGroup", lambda value: isinstance(value, int) and value > 0),
+            ("seccompProfile", lambda value: value == {"type": "RuntimeDefault"}),
+            ("allowPrivilegeEscalation", lambda value: value is False),
+            ("privileged", lambda value: value in (None, False)),
+            ("readOnlyRootFilesystem", lambda value: value is True),
+            ("capabilities", lambda value: value == {"drop": ["ALL"]}),
+        ]
     ],
-    ids=lambda item: item if isinstance(item, str) else "",
 )
 def test_container_security_context_meets_restricted(field: str, check: Any) -> None:
     assert check(effective_security(field)), f"{field} = {effective_security(field)!r}"
@@ -447,7 +488,7 @@ def test_pod_uses_no_host_namespaces_ports_or_volumes() -> None:
         assert set(volume) - {"name"} <= RESTRICTED_VOLUME_TYPES, volume["name"]
 
 
-# --- Deployment wiring: what `berth run` and the other manifests must agree on ---------------------
+# --- Deployment wiring: what `berth run` and the other manifests agree on -----------------------
 
 
 def test_deployment_runs_berth_with_two_replicas() -> None:
@@ -468,13 +509,16 @@ def test_deployment_selector_matches_its_pods() -> None:
 
 
 def test_peering_argument_names_a_shipped_peering_object() -> None:
-    (peering,) = [arg.split("=", 1)[1] for arg in berth_container()["args"] if arg.startswith("--peering=")]
+    (peering,) = [
+        arg.split("=", 1)[1] for arg in berth_container()["args"] if arg.startswith("--peering=")
+    ]
     assert the_one("ClusterKopfPeering", peering)["apiVersion"] == "kopf.dev/v1"
 
 
 def test_kopf_identity_and_pod_facts_come_from_the_downward_api() -> None:
     env = {
-        item["name"]: item["valueFrom"]["fieldRef"]["fieldPath"] for item in berth_container()["env"]
+        item["name"]: item["valueFrom"]["fieldRef"]["fieldPath"]
+        for item in berth_container()["env"]
     }
     assert env == {
         "POD_ID": "metadata.name",
