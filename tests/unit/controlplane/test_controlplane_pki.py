@@ -54,7 +54,5 @@ def test_service_account_public_key_matches_its_private_key(tmp_path: Path) -> N
     keys = write_service_account_keys(tmp_path)
     private = serialization.load_pem_private_key(keys.private_key_path.read_bytes(), None)
     public = serialization.load_pem_public_key(keys.public_key_path.read_bytes())
-    spki = serialization.PublicFormat.SubjectPublicKeyInfo
-    assert private.public_key().public_bytes(serialization.Encoding.PEM, spki) == public.public_bytes(
-        serialization.Encoding.PEM, spki
-    )
+    pem, spki = serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    assert private.public_key().public_bytes(pem, spki) == public.public_bytes(pem, spki)
