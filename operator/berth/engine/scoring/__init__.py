@@ -1,0 +1,1 @@
+"""Scoring maths shared by several plugins, as pure functions over score arrays."""
