@@ -57,7 +57,7 @@ def kube_scheduler(control_plane: LocalControlPlane) -> Iterator[ManagedProcess]
 
 @pytest.fixture
 def namespace(control_plane: LocalControlPlane, request: pytest.FixtureRequest) -> str:
-    """A fresh namespace per test: namespaces never finish deleting without kube-controller-manager."""
+    """A fresh namespace per test; without kube-controller-manager none can be deleted."""
     name = unique_name(request.node.name.replace("_", "-").lower()[:40].strip("-"))
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
     control_plane.request("POST", "/api/v1/namespaces", body)

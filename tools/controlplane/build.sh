@@ -92,6 +92,7 @@ etcd_ldflags="-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=module-$etcd_versio
 # concurrent or interrupted builds never leave a half-filled bin directory.
 mkdir -p "$(dirname "$bin_dir")"
 staging="$(mktemp -d "$(dirname "$bin_dir")/.build.XXXXXX")"
+chmod 755 "$staging"
 trap 'rm -rf "$staging"' EXIT
 
 log() { echo "[controlplane build $(date +%H:%M:%S)] $*" >&2; }
