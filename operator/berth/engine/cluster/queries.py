@@ -19,7 +19,8 @@ class PodClause:
 
     def matches(self, pod: Pod, namespace_labels: Mapping[str, str]) -> bool:
         if pod.namespace not in self.namespaces and not (
-            self.namespace_selector is not None and self.namespace_selector.matches(namespace_labels)
+            self.namespace_selector is not None
+            and self.namespace_selector.matches(namespace_labels)
         ):
             return False
         return self.selector.matches(pod.labels)

@@ -229,7 +229,9 @@ class ClusterState:
                 normalized = normalized_image_name(image_name)
                 if normalized not in seen:
                     seen.add(normalized)
-                    self._image_node_counts[normalized] = self._image_node_counts.get(normalized, 0) + 1
+                    self._image_node_counts[normalized] = (
+                        self._image_node_counts.get(normalized, 0) + 1
+                    )
 
     def _forget_images(self, node: Node) -> None:
         seen: set[str] = set()
@@ -343,11 +345,11 @@ class ClusterState:
             if query.matches(pod, namespace_labels):
                 counts[slot] += sign
         for key in term_keys_of(pod):
-            counts = self._term_counts.get(key)
-            if counts is None:
-                counts = self._term_counts[key] = np.zeros(self._capacity, dtype=np.int64)
-            counts[slot] += sign
-            if sign < 0 and not counts.any():
+            term_counts = self._term_counts.get(key)
+            if term_counts is None:
+                term_counts = self._term_counts[key] = np.zeros(self._capacity, dtype=np.int64)
+            term_counts[slot] += sign
+            if sign < 0 and not term_counts.any():
                 del self._term_counts[key]
         if pod.required_anti_affinity:
             self.pods_with_required_anti_affinity += sign

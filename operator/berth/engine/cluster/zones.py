@@ -15,7 +15,9 @@ def zone_key(labels: Mapping[str, str]) -> str:
     # The deprecated beta labels win whenever they are present, even when empty.
     zone = labels[LEGACY_ZONE_LABEL] if LEGACY_ZONE_LABEL in labels else labels.get(ZONE_LABEL, "")
     region = (
-        labels[LEGACY_REGION_LABEL] if LEGACY_REGION_LABEL in labels else labels.get(REGION_LABEL, "")
+        labels[LEGACY_REGION_LABEL]
+        if LEGACY_REGION_LABEL in labels
+        else labels.get(REGION_LABEL, "")
     )
     if not region and not zone:
         return ""

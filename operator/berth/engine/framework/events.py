@@ -1,4 +1,5 @@
-"""Cluster events a plugin cares about, and queueing hints that decide whether one can help a rejected pod."""
+"""Cluster events a plugin cares about, and queueing hints that decide whether one can help
+a rejected pod."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ class Resource(Enum):
     POD = "Pod"
     ASSIGNED_POD = "AssignedPod"
     UNSCHEDULED_POD = "UnscheduledPod"
+    TARGET_POD = "TargetPod"  # the rejected pod itself was updated
     NODE = "Node"
     NAMESPACE = "Namespace"
     SERVICE = "Service"
@@ -57,9 +59,14 @@ class ClusterEvent:
 
     def matches(self, other: ClusterEvent) -> bool:
         """True when `other` (a happening) is covered by this registration."""
-        resource_ok = self.resource is Resource.WILDCARD or self.resource is other.resource or (
-            self.resource is Resource.POD
-            and other.resource in (Resource.ASSIGNED_POD, Resource.UNSCHEDULED_POD)
+        resource_ok = (
+            self.resource is Resource.WILDCARD
+            or self.resource is other.resource
+            or (
+                self.resource is Resource.POD
+                and other.resource
+                in (Resource.ASSIGNED_POD, Resource.UNSCHEDULED_POD, Resource.TARGET_POD)
+            )
         )
         return resource_ok and bool(self.action & other.action)
 

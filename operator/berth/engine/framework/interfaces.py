@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from berth.engine.cluster import NodeSlots
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.events import ClusterEventWithHint
-from berth.engine.framework.status import Status
+from berth.engine.framework.status import Code, Status
 from berth.engine.framework.verdicts import Verdicts
 from berth.engine.model.pod import Pod
 
@@ -46,18 +46,59 @@ class PostFilterResult:
     victims: tuple[Pod, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class FilterFailures:
+    """The nodes one Filter plugin rejected in one batch, kept as arrays until a message needs them."""
+
+    plugin: str
+    slots: NodeSlots
+    codes: NDArray[np.int8]
+    reason_bits: NDArray[np.uint64]
+    reasons: tuple[str, ...]
+
+    def status_at(self, index: int) -> Status:
+        bits = int(self.reason_bits[index])
+        chosen = tuple(r for bit, r in enumerate(self.reasons) if bits >> bit & 1)
+        return Status(Code(int(self.codes[index])), chosen, self.plugin)
+
+
 @dataclass(slots=True)
 class FilterDiagnosis:
-    """Why each node failed in this cycle: what PostFilter and the failure message read."""
+    """Why nodes failed in this cycle: what PostFilter, the message and the queue read."""
 
     node_count: int
-    # slot -> (code, reasons, plugin) for every node a filter rejected
-    node_statuses: dict[int, Status] = field(default_factory=dict)
-    absent_status: Status | None = None  # for nodes a PreFilterResult excluded
+    failures: list[FilterFailures] = field(default_factory=list)
+    absent_status: Status | None = None  # for nodes a PreFilter rejection or result excluded
     pre_filter_message: str = ""
     post_filter_message: str = ""
     unschedulable_plugins: set[str] = field(default_factory=set)
     pending_plugins: set[str] = field(default_factory=set)
+
+    @property
+    def explicit_count(self) -> int:
+        return sum(len(batch.slots) for batch in self.failures)
+
+    def node_statuses(self) -> dict[int, Status]:
+        statuses: dict[int, Status] = {}
+        for batch in self.failures:
+            for index, slot in enumerate(batch.slots.tolist()):
+                statuses[slot] = batch.status_at(index)
+        return statuses
+
+    def status_of(self, slot: int) -> Status | None:
+        for batch in self.failures:
+            hits = np.flatnonzero(batch.slots == slot)
+            if hits.size:
+                return batch.status_at(int(hits[0]))
+        return self.absent_status
+
+    def record_plugin(self, status: Status) -> None:
+        if not status.plugin:
+            return
+        if status.is_rejection:
+            self.unschedulable_plugins.add(status.plugin)
+        if status.code is Code.PENDING:
+            self.pending_plugins.add(status.plugin)
 
 
 @runtime_checkable

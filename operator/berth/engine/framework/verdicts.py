@@ -22,7 +22,8 @@ class Verdicts:
 
     @property
     def rejected(self) -> NDArray[np.bool_]:
-        return self.codes != 0
+        rejected: NDArray[np.bool_] = self.codes != 0
+        return rejected
 
     def reasons_at(self, index: int) -> tuple[str, ...]:
         bits = int(self.reason_bits[index])

@@ -88,7 +88,7 @@ def _parse_requirement(raw: object, field: str, allowed: Sequence[Operator]) -> 
     if not isinstance(key, str) or not key:
         raise FieldError(f"{field}.key", "must be a non-empty string")
     try:
-        operator = Operator(raw.get("operator"))
+        operator = Operator(str(raw.get("operator")))
     except ValueError:
         raise FieldError(
             f"{field}.operator", f"unsupported operator {raw.get('operator')!r}"
@@ -102,7 +102,9 @@ def _parse_requirement(raw: object, field: str, allowed: Sequence[Operator]) -> 
         raise FieldError(f"{field}.values", f"must be empty for operator {operator.value}")
     if operator in (Operator.GT, Operator.LT):
         if len(values) != 1:
-            raise FieldError(f"{field}.values", f"operator {operator.value} needs exactly one value")
+            raise FieldError(
+                f"{field}.values", f"operator {operator.value} needs exactly one value"
+            )
         try:
             int(next(iter(values)))
         except ValueError:
@@ -124,14 +126,18 @@ def parse_label_selector(raw: object, field: str) -> LabelSelector | None:
         raise FieldError(f"{field}.matchLabels", "expected a map of strings")
     for key, value in match_labels.items():
         if not isinstance(key, str) or not isinstance(value, str):
-            raise FieldError(f"{field}.matchLabels", f"entry {key!r}: {value!r} is not a string pair")
+            raise FieldError(
+                f"{field}.matchLabels", f"entry {key!r}: {value!r} is not a string pair"
+            )
         requirements.append(Requirement(key, Operator.IN, frozenset((value,))))
     expressions = raw.get("matchExpressions") or []
     if not isinstance(expressions, list):
         raise FieldError(f"{field}.matchExpressions", "expected a list")
     for index, expression in enumerate(expressions):
         requirements.append(
-            _parse_requirement(expression, f"{field}.matchExpressions[{index}]", _SELECTOR_OPERATORS)
+            _parse_requirement(
+                expression, f"{field}.matchExpressions[{index}]", _SELECTOR_OPERATORS
+            )
         )
     return LabelSelector(tuple(requirements))
 

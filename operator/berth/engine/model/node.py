@@ -6,7 +6,15 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from berth.engine.errors import FieldError, InvalidObjectError
-from berth.engine.model.parsing import RawObject, as_bool, as_int, as_list, as_map, as_str, as_string_map
+from berth.engine.model.parsing import (
+    RawObject,
+    as_bool,
+    as_int,
+    as_list,
+    as_map,
+    as_str,
+    as_string_map,
+)
 from berth.engine.model.resources import parse_resource_list
 
 
@@ -66,9 +74,11 @@ def _parse_node(raw: RawObject) -> Node:
         field = f"spec.taints[{index}]"
         taint = as_map(item, field)
         try:
-            effect = TaintEffect(taint.get("effect"))
+            effect = TaintEffect(str(taint.get("effect")))
         except ValueError:
-            raise FieldError(f"{field}.effect", f"unknown taint effect {taint.get('effect')!r}") from None
+            raise FieldError(
+                f"{field}.effect", f"unknown taint effect {taint.get('effect')!r}"
+            ) from None
         taints.append(
             Taint(
                 key=as_str(taint.get("key"), f"{field}.key"),

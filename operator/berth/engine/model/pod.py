@@ -68,7 +68,9 @@ class HostPort:
         if self.port != other.port or self.protocol != other.protocol:
             return False
         wildcard = ("", "0.0.0.0")
-        return self.host_ip in wildcard or other.host_ip in wildcard or self.host_ip == other.host_ip
+        return (
+            self.host_ip in wildcard or other.host_ip in wildcard or self.host_ip == other.host_ip
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +209,9 @@ class Pod:
         """Parse a v1 Pod; raises `InvalidObjectError` naming the pod and the field."""
         metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
         if isinstance(metadata, Mapping):
-            display = f"{metadata.get('namespace') or 'default'}/{metadata.get('name') or '<unnamed>'}"
+            display = (
+                f"{metadata.get('namespace') or 'default'}/{metadata.get('name') or '<unnamed>'}"
+            )
         else:
             display = "<unnamed>"
         try:
@@ -252,9 +256,13 @@ def _merge_label_keys(
     # and makes pods read from files behave the same.
     if selector is None:
         return None
-    extra = [Requirement(k, Operator.IN, frozenset((labels[k],))) for k in match_keys if k in labels]
+    extra = [
+        Requirement(k, Operator.IN, frozenset((labels[k],))) for k in match_keys if k in labels
+    ]
     extra += [
-        Requirement(k, Operator.NOT_IN, frozenset((labels[k],))) for k in mismatch_keys if k in labels
+        Requirement(k, Operator.NOT_IN, frozenset((labels[k],)))
+        for k in mismatch_keys
+        if k in labels
     ]
     return selector.with_requirements(extra) if extra else selector
 
@@ -271,11 +279,15 @@ def _parse_affinity_term(
         term.get("namespaceSelector"), f"{field}.namespaceSelector"
     )
     namespaces = frozenset(
-        as_str(n, f"{field}.namespaces") for n in as_list(term.get("namespaces"), f"{field}.namespaces")
+        as_str(n, f"{field}.namespaces")
+        for n in as_list(term.get("namespaces"), f"{field}.namespaces")
     )
     if not namespaces and namespace_selector is None:
         namespaces = frozenset((namespace,))
-    match_keys = [as_str(k, f"{field}.matchLabelKeys") for k in as_list(term.get("matchLabelKeys"), f"{field}.matchLabelKeys")]
+    match_keys = [
+        as_str(k, f"{field}.matchLabelKeys")
+        for k in as_list(term.get("matchLabelKeys"), f"{field}.matchLabelKeys")
+    ]
     mismatch_keys = [
         as_str(k, f"{field}.mismatchLabelKeys")
         for k in as_list(term.get("mismatchLabelKeys"), f"{field}.mismatchLabelKeys")
@@ -295,7 +307,9 @@ def _parse_pod_affinity(
     required_field = f"{field}.requiredDuringSchedulingIgnoredDuringExecution"
     required = tuple(
         _parse_affinity_term(item, f"{required_field}[{index}]", namespace, labels)
-        for index, item in enumerate(as_list(section.get("requiredDuringSchedulingIgnoredDuringExecution"), required_field))
+        for index, item in enumerate(
+            as_list(section.get("requiredDuringSchedulingIgnoredDuringExecution"), required_field)
+        )
     )
     preferred_field = f"{field}.preferredDuringSchedulingIgnoredDuringExecution"
     preferred = []
@@ -310,7 +324,9 @@ def _parse_pod_affinity(
         preferred.append(
             WeightedPodAffinityTerm(
                 weight,
-                _parse_affinity_term(weighted.get("podAffinityTerm"), f"{where}.podAffinityTerm", namespace, labels),
+                _parse_affinity_term(
+                    weighted.get("podAffinityTerm"), f"{where}.podAffinityTerm", namespace, labels
+                ),
             )
         )
     return required, tuple(preferred)
@@ -324,7 +340,9 @@ def _parse_tolerations(raw: object) -> tuple[Toleration, ...]:
         try:
             operator = TolerationOperator(toleration.get("operator") or "Equal")
         except ValueError:
-            raise FieldError(f"{where}.operator", f"unknown operator {toleration.get('operator')!r}") from None
+            raise FieldError(
+                f"{where}.operator", f"unknown operator {toleration.get('operator')!r}"
+            ) from None
         effect_raw = toleration.get("effect") or None
         try:
             effect = TaintEffect(effect_raw) if effect_raw is not None else None
@@ -353,16 +371,20 @@ def _parse_spread(raw: object, labels: Mapping[str, str]) -> tuple[TopologySprea
         if not topology_key:
             raise FieldError(f"{where}.topologyKey", "must be set")
         try:
-            action = UnsatisfiableAction(constraint.get("whenUnsatisfiable"))
+            action = UnsatisfiableAction(str(constraint.get("whenUnsatisfiable")))
         except ValueError:
             raise FieldError(
-                f"{where}.whenUnsatisfiable", f"unknown value {constraint.get('whenUnsatisfiable')!r}"
+                f"{where}.whenUnsatisfiable",
+                f"unknown value {constraint.get('whenUnsatisfiable')!r}",
             ) from None
         min_domains = as_int(constraint.get("minDomains"), f"{where}.minDomains", default=1)
         if min_domains < 1:
             raise FieldError(f"{where}.minDomains", f"must be at least 1, got {min_domains}")
         policies = []
-        for policy_field, default in (("nodeAffinityPolicy", "Honor"), ("nodeTaintsPolicy", "Ignore")):
+        for policy_field, default in (
+            ("nodeAffinityPolicy", "Honor"),
+            ("nodeTaintsPolicy", "Ignore"),
+        ):
             try:
                 policies.append(InclusionPolicy(constraint.get(policy_field) or default))
             except ValueError:
@@ -399,20 +421,30 @@ def _parse_node_affinity(
     )
     preferred = []
     preferred_field = f"{field}.preferredDuringSchedulingIgnoredDuringExecution"
-    for index, item in enumerate(as_list(section.get("preferredDuringSchedulingIgnoredDuringExecution"), preferred_field)):
+    for index, item in enumerate(
+        as_list(section.get("preferredDuringSchedulingIgnoredDuringExecution"), preferred_field)
+    ):
         where = f"{preferred_field}[{index}]"
         weighted = as_map(item, where)
         weight = as_int(weighted.get("weight"), f"{where}.weight")
         if not 0 <= weight <= 100:
             raise FieldError(f"{where}.weight", f"must be between 0 and 100, got {weight}")
-        preferred.append(PreferredNodeTerm(weight, parse_node_selector_term(weighted.get("preference"), f"{where}.preference")))
+        preferred.append(
+            PreferredNodeTerm(
+                weight, parse_node_selector_term(weighted.get("preference"), f"{where}.preference")
+            )
+        )
     return required, tuple(preferred)
 
 
-def _parse_host_ports(containers: list[tuple[RawObject, ContainerRequests]]) -> tuple[HostPort, ...]:
+def _parse_host_ports(
+    containers: list[tuple[RawObject, ContainerRequests]],
+) -> tuple[HostPort, ...]:
     ports = []
     for index, (container, _) in enumerate(containers):
-        for port_index, item in enumerate(as_list(container.get("ports"), f"spec.containers[{index}].ports")):
+        for port_index, item in enumerate(
+            as_list(container.get("ports"), f"spec.containers[{index}].ports")
+        ):
             where = f"spec.containers[{index}].ports[{port_index}]"
             port = as_map(item, where)
             host_port = as_int(port.get("hostPort"), f"{where}.hostPort")
@@ -420,7 +452,8 @@ def _parse_host_ports(containers: list[tuple[RawObject, ContainerRequests]]) -> 
                 continue
             ports.append(
                 HostPort(
-                    protocol=as_str(port.get("protocol"), f"{where}.protocol", default="TCP") or "TCP",
+                    protocol=as_str(port.get("protocol"), f"{where}.protocol", default="TCP")
+                    or "TCP",
                     host_ip=as_str(port.get("hostIP"), f"{where}.hostIP"),
                     port=host_port,
                 )
@@ -434,7 +467,12 @@ def _parse_claims(raw: object, pod_name: str) -> tuple[str, ...]:
         volume = as_map(item, f"spec.volumes[{index}]")
         claim = volume.get("persistentVolumeClaim")
         if claim is not None:
-            claims.append(as_str(as_map(claim, f"spec.volumes[{index}].persistentVolumeClaim").get("claimName"), f"spec.volumes[{index}].persistentVolumeClaim.claimName"))
+            claims.append(
+                as_str(
+                    as_map(claim, f"spec.volumes[{index}].persistentVolumeClaim").get("claimName"),
+                    f"spec.volumes[{index}].persistentVolumeClaim.claimName",
+                )
+            )
         elif volume.get("ephemeral") is not None:
             # A generic ephemeral volume is backed by a PVC named <pod>-<volume>.
             claims.append(f"{pod_name}-{as_str(volume.get('name'), f'spec.volumes[{index}].name')}")
@@ -482,7 +520,9 @@ def _parse_pod(raw: RawObject) -> Pod:
     )
 
     owners = []
-    for index, item in enumerate(as_list(metadata.get("ownerReferences"), "metadata.ownerReferences")):
+    for index, item in enumerate(
+        as_list(metadata.get("ownerReferences"), "metadata.ownerReferences")
+    ):
         where = f"metadata.ownerReferences[{index}]"
         owner = as_map(item, where)
         owners.append(
@@ -494,7 +534,10 @@ def _parse_pod(raw: RawObject) -> Pod:
             )
         )
     gates = tuple(
-        as_str(as_map(gate, f"spec.schedulingGates[{i}]").get("name"), f"spec.schedulingGates[{i}].name")
+        as_str(
+            as_map(gate, f"spec.schedulingGates[{i}]").get("name"),
+            f"spec.schedulingGates[{i}].name",
+        )
         for i, gate in enumerate(as_list(spec.get("schedulingGates"), "spec.schedulingGates"))
     )
     images = tuple(
@@ -507,7 +550,8 @@ def _parse_pod(raw: RawObject) -> Pod:
         name=name,
         uid=as_str(metadata.get("uid"), "metadata.uid"),
         labels=labels,
-        scheduler_name=as_str(spec.get("schedulerName"), "spec.schedulerName") or DEFAULT_SCHEDULER_NAME,
+        scheduler_name=as_str(spec.get("schedulerName"), "spec.schedulerName")
+        or DEFAULT_SCHEDULER_NAME,
         node_name=as_str(spec.get("nodeName"), "spec.nodeName"),
         nominated_node_name=as_str(status.get("nominatedNodeName"), "status.nominatedNodeName"),
         priority=as_int(spec.get("priority"), "spec.priority"),
@@ -531,7 +575,8 @@ def _parse_pod(raw: RawObject) -> Pod:
         scheduling_gates=gates,
         claim_names=_parse_claims(spec.get("volumes"), name),
         owner_references=tuple(owners),
-        preemption_policy=as_str(spec.get("preemptionPolicy"), "spec.preemptionPolicy") or "PreemptLowerPriority",
+        preemption_policy=as_str(spec.get("preemptionPolicy"), "spec.preemptionPolicy")
+        or "PreemptLowerPriority",
         resource_version=as_str(metadata.get("resourceVersion"), "metadata.resourceVersion"),
         generation=as_int(metadata.get("generation"), "metadata.generation"),
     )

@@ -1,0 +1,239 @@
+"""One scheduling decision (kube-scheduler's schedulePod + PostFilter), over a consistent cluster.
+
+The caller guarantees that nothing mutates the `ClusterState` between the start
+of `schedule_one` and assuming its result: the decision is synchronous.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import numpy as np
+
+from berth.engine.cluster import ClusterState, NodeSlots
+from berth.engine.diagnosis import NO_NODES_AVAILABLE, fit_error_message
+from berth.engine.framework.cycle_state import CycleState
+from berth.engine.framework.interfaces import (
+    FilterDiagnosis,
+    FilterFailures,
+    PostFilterResult,
+    Scores,
+)
+from berth.engine.framework.runtime import Framework
+from berth.engine.framework.status import Code, Status, unresolvable
+from berth.engine.model.pod import Pod
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+@dataclass(slots=True)
+class SearchState:
+    """State carried across decisions: where the next node search starts (shared by all profiles)."""
+
+    next_start_index: int = 0
+    percentage_of_nodes_to_score: int = 0  # the global setting; 0 = adaptive
+
+
+@dataclass(frozen=True, slots=True)
+class Scheduled:
+    node_name: str
+    evaluated_nodes: int
+    feasible_nodes: int
+    state: CycleState
+
+
+@dataclass(frozen=True, slots=True)
+class Unschedulable:
+    """No node fits. `message` is the FailedScheduling text; the diagnosis drives requeueing."""
+
+    message: str
+    diagnosis: FilterDiagnosis
+    post_filter: PostFilterResult | None
+    state: CycleState
+
+    @property
+    def unschedulable_plugins(self) -> set[str]:
+        return self.diagnosis.unschedulable_plugins
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulingError:
+    message: str
+    state: CycleState | None = None
+
+
+Decision = Scheduled | Unschedulable | SchedulingError
+
+
+def num_feasible_nodes_to_find(
+    profile_percentage: int | None, global_percentage: int, nodes: int
+) -> int:
+    if nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return nodes
+    percentage = profile_percentage if profile_percentage is not None else global_percentage
+    if percentage == 0:
+        percentage = max(50 - nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    wanted = nodes * percentage // 100
+    return max(wanted, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def _find_feasible(
+    framework: Framework,
+    state: CycleState,
+    pod: Pod,
+    candidates: NodeSlots,
+    search: SearchState,
+    diagnosis: FilterDiagnosis,
+) -> tuple[NodeSlots, Status | None]:
+    """Filter `candidates` from the round-robin start until enough feasible nodes are found."""
+    count = candidates.size
+    wanted = num_feasible_nodes_to_find(
+        framework.percentage_of_nodes_to_score, search.percentage_of_nodes_to_score, count
+    )
+    if not framework.has_score_plugins:
+        wanted = 1
+    if count == 0:
+        return candidates, None
+    start = search.next_start_index % count
+    rotated = np.concatenate((candidates[start:], candidates[:start])) if start else candidates
+    if not framework.has_filter_plugins:
+        return rotated[:wanted], None
+    found: list[NodeSlots] = []
+    found_count = 0
+    position = 0
+    chunk = wanted
+    while found_count < wanted and position < count:
+        batch = rotated[position : position + chunk]
+        outcome = framework.run_filters(state, pod, batch)
+        if outcome.error is not None:
+            diagnosis.failures.extend(outcome.failures)
+            return np.empty(0, dtype=np.intp), outcome.error
+        feasible = outcome.feasible
+        failures = outcome.failures
+        if found_count + feasible.size >= wanted:
+            # Stop right after the last node we need; later nodes in the batch
+            # count as never examined, as in a search that stopped there.
+            needed = feasible[: wanted - found_count]
+            last_position = int(np.flatnonzero(batch == needed[-1])[0])
+            examined = batch[: last_position + 1]
+            failures = [_restrict(f, examined) for f in failures]
+            feasible = needed
+        found.append(feasible)
+        found_count += feasible.size
+        diagnosis.failures.extend(f for f in failures if f.slots.size)
+        position += batch.size
+        chunk = max(chunk * 2, 1)
+    if not found:
+        return np.empty(0, dtype=np.intp), None
+    return np.concatenate(found), None
+
+
+def _restrict(failures: FilterFailures, examined: NodeSlots) -> FilterFailures:
+    keep = np.isin(failures.slots, examined)
+    return FilterFailures(
+        failures.plugin,
+        failures.slots[keep],
+        failures.codes[keep],
+        failures.reason_bits[keep],
+        failures.reasons,
+    )
+
+
+def _select_host(slots: NodeSlots, totals: Scores, rng: random.Random) -> int:
+    best = totals.max()
+    top = np.flatnonzero(totals == best)
+    # Uniform among the best, like kube-scheduler's randomised tie-break.
+    return int(slots[top[rng.randrange(top.size)]] if top.size > 1 else slots[top[0]])
+
+
+def schedule_one(
+    framework: Framework,
+    cluster: ClusterState,
+    pod: Pod,
+    *,
+    search: SearchState,
+    rng: random.Random,  # test seam: the tie-break among equal top scores
+    run_post_filter: bool = True,
+) -> Decision:
+    state = CycleState(cluster)
+    order = cluster.node_order()
+    node_count = int(order.size)
+    if node_count == 0:
+        return SchedulingError(NO_NODES_AVAILABLE, state)
+    diagnosis = FilterDiagnosis(node_count=node_count)
+
+    status, allowed = framework.run_pre_filter(state, pod)
+    if not status.is_success:
+        if not status.is_rejection:
+            return SchedulingError(status.message, state)
+        diagnosis.absent_status = status
+        diagnosis.pre_filter_message = status.message
+        diagnosis.record_plugin(status)
+        return _unschedulable(framework, state, pod, diagnosis, run_post_filter)
+
+    feasible: NodeSlots | None = None
+    if pod.nominated_node_name:
+        slot = cluster.slot_of(pod.nominated_node_name)
+        if slot is not None:
+            outcome = framework.run_filters(state, pod, np.asarray([slot], dtype=np.intp))
+            if outcome.error is None and outcome.feasible.size:
+                feasible = outcome.feasible
+
+    if feasible is None:
+        candidates = order
+        if allowed is not None:
+            allowed_slots = [cluster.slot_of(name) for name in allowed]
+            candidates = order[np.isin(order, [slot for slot in allowed_slots if slot is not None])]
+            narrowing = framework.narrowing_plugins(state)
+            diagnosis.absent_status = unresolvable(
+                f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}]"
+            )
+        feasible, failure = _find_feasible(framework, state, pod, candidates, search, diagnosis)
+        processed = feasible.size + diagnosis.explicit_count
+        search.next_start_index = (search.next_start_index + processed) % node_count
+        for batch in diagnosis.failures:
+            for code in np.unique(batch.codes).tolist():
+                diagnosis.record_plugin(Status(Code(code), (), batch.plugin))
+        if failure is not None:
+            return SchedulingError(failure.message, state)
+
+    if feasible.size == 0:
+        return _unschedulable(framework, state, pod, diagnosis, run_post_filter)
+    if feasible.size == 1:
+        return Scheduled(
+            cluster.node_at(int(feasible[0])).name, 1 + diagnosis.explicit_count, 1, state
+        )
+
+    if not framework.has_score_plugins:
+        totals = np.ones(feasible.size, dtype=np.int64)
+    else:
+        pre_score = framework.run_pre_score(state, pod, feasible)
+        if not pre_score.is_success:
+            return SchedulingError(pre_score.message, state)
+        scored = framework.run_score(state, pod, feasible)
+        if isinstance(scored, Status):
+            return SchedulingError(scored.message, state)
+        totals = scored
+    chosen = _select_host(feasible, totals, rng)
+    return Scheduled(
+        cluster.node_at(chosen).name,
+        int(feasible.size) + diagnosis.explicit_count,
+        int(feasible.size),
+        state,
+    )
+
+
+def _unschedulable(
+    framework: Framework,
+    state: CycleState,
+    pod: Pod,
+    diagnosis: FilterDiagnosis,
+    run_post_filter: bool,
+) -> Unschedulable:
+    post_filter: PostFilterResult | None = None
+    if run_post_filter and framework.has_post_filter_plugins:
+        post_filter = framework.run_post_filter(state, pod, diagnosis)
+        diagnosis.post_filter_message = post_filter.status.message
+    return Unschedulable(fit_error_message(diagnosis), diagnosis, post_filter, state)

@@ -1,0 +1,397 @@
+"""The framework runtime: builds a profile's plugin lists and runs each extension point.
+
+Construction mirrors kube-scheduler's (multiPoint expansion, per-point overrides,
+score weights); running mirrors its rules (PreFilter merging, first failing filter
+per node, Skip, score range checks, weighted sums).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from berth.engine.cluster import NodeSlots
+from berth.engine.errors import FieldError
+from berth.engine.framework.cycle_state import CycleState
+from berth.engine.framework.events import ClusterEventWithHint
+from berth.engine.framework.interfaces import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    BindPlugin,
+    EnqueueExtensions,
+    FilterDiagnosis,
+    FilterFailures,
+    FilterPlugin,
+    InvalidPluginArgsError,
+    NormalizeScorePlugin,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+    Scores,
+)
+from berth.engine.framework.status import SUCCESS, Code, Status, error, unresolvable
+from berth.engine.model.pod import Pod
+from berth.engine.profile import EXTENSION_POINTS, MULTI_POINT, ProfileConfig
+
+_POINT_PROTOCOLS: dict[str, type[Any]] = {
+    "preEnqueue": PreEnqueuePlugin,
+    "queueSort": QueueSortPlugin,
+    "preFilter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "postFilter": PostFilterPlugin,
+    "preScore": PreScorePlugin,
+    "score": ScorePlugin,
+    "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "preBind": PreBindPlugin,
+    "bind": BindPlugin,
+    "postBind": PostBindPlugin,
+}
+# Go caps the weighted total at MaxInt64; weights are 1..100 here, so this only
+# guards against absurd plugin counts.
+_MAX_TOTAL_SCORE = 2**63 - 1
+
+
+class ProfileError(ValueError):
+    """The profile cannot be built; `field` is the path inside the SchedulerProfile."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{field}: {problem}")
+
+
+@dataclass(frozen=True, slots=True)
+class FilterOutcome:
+    """Filters over one batch: the rows that passed, in order, and what failed."""
+
+    feasible: NodeSlots
+    failures: list[FilterFailures]
+    error: Status | None = None
+
+
+class Framework:
+    """One profile's plugins, ready to run. Immutable once built; swap a whole new one to change it."""
+
+    def __init__(self, config: ProfileConfig, registry: Any) -> None:
+        self.config = config
+        self.profile_name = config.scheduler_name
+        self.percentage_of_nodes_to_score = config.percentage_of_nodes_to_score
+        self.plugins: dict[str, Plugin] = {}
+        for name in sorted(self._needed_names(config)):
+            if name not in registry:
+                raise ProfileError(self._where_named(config, name), f"unknown plugin {name!r}")
+            try:
+                self.plugins[name] = registry.factory(name)(config.plugin_args.get(name))
+            except InvalidPluginArgsError as bad:
+                raise ProfileError(self._args_field(config, name, bad.field), bad.problem) from None
+        for index, name in enumerate(config.plugin_args):
+            if name not in registry:
+                raise ProfileError(f"spec.pluginConfig[{index}].name", f"unknown plugin {name!r}")
+
+        self.points: dict[str, list[Plugin]] = {
+            point: self._expand(config, point) for point in EXTENSION_POINTS
+        }
+        self.pre_enqueue: list[PreEnqueuePlugin] = self._typed("preEnqueue")
+        self.pre_filter: list[PreFilterPlugin] = self._typed("preFilter")
+        self.filter: list[FilterPlugin] = self._typed("filter")
+        self.post_filter: list[PostFilterPlugin] = self._typed("postFilter")
+        self.pre_score: list[PreScorePlugin] = self._typed("preScore")
+        self.score: list[ScorePlugin] = self._typed("score")
+        self.reserve: list[ReservePlugin] = self._typed("reserve")
+        self.permit: list[PermitPlugin] = self._typed("permit")
+        self.pre_bind: list[PreBindPlugin] = self._typed("preBind")
+        self.bind: list[BindPlugin] = self._typed("bind")
+        self.post_bind: list[PostBindPlugin] = self._typed("postBind")
+        queue_sort = self._typed("queueSort")
+        if len(queue_sort) != 1:
+            raise ProfileError(
+                "spec.plugins.queueSort",
+                f"exactly one queue sort plugin is required, got {len(queue_sort)}",
+            )
+        self.queue_sort: QueueSortPlugin = queue_sort[0]
+        if not self.bind:
+            raise ProfileError("spec.plugins.bind", "at least one bind plugin is required")
+        self.score_weights = self._score_weights(config)
+
+    # ------------------------------------------------------------------ construction
+
+    @staticmethod
+    def _needed_names(config: ProfileConfig) -> set[str]:
+        return {ref.name for point in config.plugins.values() for ref in point.enabled}
+
+    @staticmethod
+    def _where_named(config: ProfileConfig, name: str) -> str:
+        for point, plugin_set in config.plugins.items():
+            for index, ref in enumerate(plugin_set.enabled):
+                if ref.name == name:
+                    return f"spec.plugins.{point}.enabled[{index}].name"
+        return "spec.plugins"
+
+    @staticmethod
+    def _args_field(config: ProfileConfig, name: str, inner: str) -> str:
+        index = list(config.plugin_args).index(name) if name in config.plugin_args else 0
+        return f"spec.pluginConfig[{index}].args" + (f".{inner}" if inner else "")
+
+    def _expand(self, config: ProfileConfig, point: str) -> list[Plugin]:
+        protocol = _POINT_PROTOCOLS[point]
+        specific = config.point(point)
+        enabled = [ref.name for ref in specific.enabled]
+        for index, name in enumerate(enabled):
+            if not isinstance(self.plugins[name], protocol):
+                raise ProfileError(
+                    f"spec.plugins.{point}.enabled[{index}].name",
+                    f"plugin {name!r} does not extend {point}",
+                )
+        disabled = set(specific.disabled)
+        if "*" in disabled:
+            return [self.plugins[name] for name in enabled]
+        overrides: list[str] = []
+        from_multi: list[str] = []
+        for index, ref in enumerate(config.point(MULTI_POINT).enabled):
+            if not isinstance(self.plugins[ref.name], protocol) or ref.name in disabled:
+                continue
+            if ref.name in enabled:
+                overrides.append(ref.name)
+                continue
+            if ref.name in from_multi:
+                raise ProfileError(
+                    f"spec.plugins.multiPoint.enabled[{index}].name",
+                    f"plugin {ref.name!r} already registered as {point}",
+                )
+            from_multi.append(ref.name)
+        # Order: explicit overrides of multiPoint plugins (in their own order),
+        # then multiPoint plugins, then the remaining point-specific plugins.
+        ordered = [name for name in enabled if name in overrides]
+        ordered += from_multi
+        ordered += [name for name in enabled if name not in overrides]
+        return [self.plugins[name] for name in ordered]
+
+    def _typed(self, point: str) -> list[Any]:
+        # `_expand` already checked each plugin against the point's Protocol.
+        return list(self.points[point])
+
+    def _score_weights(self, config: ProfileConfig) -> dict[str, int]:
+        weights: dict[str, int] = {}
+        total = 0
+        scoring = {plugin.name for plugin in self.score}
+        for ref in (*config.point("score").enabled, *config.point(MULTI_POINT).enabled):
+            if ref.name not in scoring or ref.name in weights:
+                continue
+            weights[ref.name] = ref.weight or 1
+            total += weights[ref.name] * MAX_NODE_SCORE
+            if total > _MAX_TOTAL_SCORE:
+                raise ProfileError(
+                    "spec.plugins.score", "total score of Score plugins could overflow"
+                )
+        return weights
+
+    # ------------------------------------------------------------------ queueing
+
+    def run_pre_enqueue(self, pod: Pod) -> Status:
+        for plugin in self.pre_enqueue:
+            status = plugin.pre_enqueue(pod)
+            if not status.is_success:
+                return status.with_plugin(plugin.name)
+        return SUCCESS
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
+        return {
+            name: plugin.events_to_register()
+            for name, plugin in self.plugins.items()
+            if isinstance(plugin, EnqueueExtensions)
+        }
+
+    # ------------------------------------------------------------------ filtering
+
+    def run_pre_filter(self, state: CycleState, pod: Pod) -> tuple[Status, frozenset[str] | None]:
+        """Run PreFilter plugins; returns the merged status and the allowed node names (None = all)."""
+        allowed: frozenset[str] | None = None
+        narrowing: list[str] = []
+        held: Status | None = None
+        for plugin in self.pre_filter:
+            result = plugin.pre_filter(state, pod)
+            status = result.status
+            if status.is_skip:
+                state.skip_filter_plugins.add(plugin.name)
+                continue
+            if not status.is_success:
+                status = status.with_plugin(plugin.name)
+                if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return status, None
+                if status.code is Code.UNSCHEDULABLE:
+                    # Keep going so that preemption sees every plugin's state.
+                    held = status
+                    continue
+                return error(
+                    f'running PreFilter plugin "{plugin.name}": {status.message}'
+                ).with_plugin(plugin.name), None
+            if result.node_names is not None:
+                narrowing.append(plugin.name)
+                allowed = result.node_names if allowed is None else allowed & result.node_names
+                if not allowed:
+                    listed = sorted(narrowing)
+                    message = (
+                        f"node(s) didn't satisfy plugin {listed[0]}"
+                        if len(listed) == 1
+                        else f"node(s) didn't satisfy plugin(s) [{' '.join(listed)}] simultaneously"
+                    )
+                    return unresolvable(message), allowed
+        state.write(_NARROWING_KEY, tuple(sorted(narrowing)))
+        return (held or SUCCESS), allowed
+
+    def narrowing_plugins(self, state: CycleState) -> tuple[str, ...]:
+        return state.get(_NARROWING_KEY, tuple) or ()
+
+    def run_filters(self, state: CycleState, pod: Pod, slots: NodeSlots) -> FilterOutcome:
+        alive = slots
+        failures: list[FilterFailures] = []
+        for plugin in self.filter:
+            if plugin.name in state.skip_filter_plugins or alive.size == 0:
+                continue
+            verdicts = plugin.filter(state, pod, alive)
+            rejected = verdicts.codes != 0
+            if not rejected.any():
+                continue
+            codes = verdicts.codes[rejected]
+            failures.append(
+                FilterFailures(
+                    plugin.name,
+                    alive[rejected],
+                    codes,
+                    verdicts.reason_bits[rejected],
+                    verdicts.reasons,
+                )
+            )
+            broken = codes == Code.ERROR
+            if broken.any():
+                reasons = failures[-1].status_at(int(np.flatnonzero(broken)[0])).message
+                return FilterOutcome(
+                    alive, failures, error(f'running "{plugin.name}" filter plugin: {reasons}')
+                )
+            alive = alive[~rejected]
+        return FilterOutcome(alive, failures)
+
+    def run_post_filter(
+        self, state: CycleState, pod: Pod, diagnosis: FilterDiagnosis
+    ) -> PostFilterResult:
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for plugin in self.post_filter:
+            outcome = plugin.post_filter(state, pod, diagnosis, self)
+            status = outcome.status
+            if status.is_success:
+                return outcome
+            if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return PostFilterResult(status.with_plugin(plugin.name), outcome.nominated_node)
+            if not status.is_rejection:
+                return PostFilterResult(Status(Code.ERROR, status.reasons, plugin.name))
+            if outcome.nominated_node is not None:
+                result = outcome
+            reasons.extend(status.reasons)
+            rejector = rejector or plugin.name
+        nominated = result.nominated_node if result is not None else None
+        return PostFilterResult(Status(Code.UNSCHEDULABLE, tuple(reasons), rejector), nominated)
+
+    # ------------------------------------------------------------------ scoring
+
+    def run_pre_score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Status:
+        for plugin in self.pre_score:
+            status = plugin.pre_score(state, pod, slots)
+            if status.is_skip:
+                state.skip_score_plugins.add(plugin.name)
+            elif not status.is_success:
+                return error(f'running PreScore plugin "{plugin.name}": {status.message}')
+        return SUCCESS
+
+    def run_score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Scores | Status:
+        """Weighted total per node, or an error status naming the plugin at fault."""
+        total = np.zeros(slots.size, dtype=np.int64)
+        for plugin in self.score:
+            if plugin.name in state.skip_score_plugins:
+                continue
+            scores = plugin.score(state, pod, slots)
+            if isinstance(plugin, NormalizeScorePlugin):
+                scores = plugin.normalize_scores(state, pod, slots, scores)
+            out_of_range = (scores > MAX_NODE_SCORE) | (scores < MIN_NODE_SCORE)
+            if out_of_range.any():
+                bad = int(scores[np.flatnonzero(out_of_range)[0]])
+                return error(
+                    f'plugin "{plugin.name}" returns an invalid score {bad}, it should in the range '
+                    f"of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                )
+            total += scores * self.score_weights[plugin.name]
+        return total
+
+    @property
+    def has_score_plugins(self) -> bool:
+        return bool(self.score)
+
+    @property
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter)
+
+    @property
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.post_filter)
+
+    # ------------------------------------------------------------------ reserve / permit
+
+    def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        for plugin in self.reserve:
+            status = plugin.reserve(state, pod, node_name)
+            if not status.is_success:
+                return status.with_plugin(plugin.name)
+        return SUCCESS
+
+    def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        # Unreserve runs in reverse order, like releasing nested locks.
+        for plugin in reversed(self.reserve):
+            plugin.unreserve(state, pod, node_name)
+
+    def run_permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, float]:
+        longest = 0.0
+        waiting = False
+        for plugin in self.permit:
+            status, timeout = plugin.permit(state, pod, node_name)
+            if status.code is Code.WAIT:
+                waiting = True
+                longest = max(longest, timeout)
+            elif not status.is_success:
+                return status.with_plugin(plugin.name), 0.0
+        return (Status(Code.WAIT) if waiting else SUCCESS), longest
+
+    def plugin_names(self, point: str) -> list[str]:
+        return [plugin.name for plugin in self.points[point]]
+
+
+_NARROWING_KEY = "framework/pre-filter-narrowing"
+
+
+def build_framework(config: ProfileConfig, registry: Any = None) -> Framework:
+    """Build a runnable profile; raises `ProfileError` naming the field at fault."""
+    if registry is None:
+        # Imported here: the registry imports plugin modules, which import this one.
+        from berth.engine.registry import IN_TREE
+
+        registry = IN_TREE
+    try:
+        return Framework(config, registry)
+    except FieldError as bad:
+        raise ProfileError(bad.field, bad.problem) from None
+
+
+def plugin_summary(framework: Framework) -> dict[str, list[str]]:
+    return {point: framework.plugin_names(point) for point in EXTENSION_POINTS}

@@ -1,0 +1,104 @@
+"""Fake plugins and a "framework with exactly these plugins" helper for engine tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from berth.engine.cluster import ClusterState, NodeSlots
+from berth.engine.framework.cycle_state import CycleState
+from berth.engine.framework.interfaces import PreFilterResult, Scores
+from berth.engine.framework.runtime import Framework, build_framework
+from berth.engine.framework.status import SUCCESS, Code, Status
+from berth.engine.framework.verdicts import Verdicts, accept_all, reject_where
+from berth.engine.model.pod import Pod
+from berth.engine.profile import PluginRef, PluginSet, ProfileConfig
+from berth.engine.registry import Registry
+
+
+@dataclass
+class FakeFilter:
+    """Rejects the nodes whose names are in `reject` with `reason` and `code`."""
+
+    name: str
+    reject: set[str] = field(default_factory=set)
+    reason: str = "fake says no"
+    code: Code = Code.UNSCHEDULABLE
+    calls: list[int] = field(default_factory=list)
+
+    def filter(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Verdicts:
+        self.calls.append(int(slots.size))
+        names = [state.cluster.node_at(int(s)).name for s in slots]
+        mask = np.asarray([n in self.reject for n in names], dtype=bool)
+        if not mask.any():
+            return accept_all(slots.size)
+        return reject_where(mask, self.code, self.reason)
+
+
+@dataclass
+class FakePreFilter:
+    name: str
+    status: Status = SUCCESS
+    node_names: frozenset[str] | None = None
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> PreFilterResult:
+        return PreFilterResult(self.status, self.node_names)
+
+
+@dataclass
+class FakeScore:
+    """Scores nodes with `by_name` (default 0)."""
+
+    name: str
+    by_name: dict[str, int] = field(default_factory=dict)
+
+    def score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Scores:
+        return np.asarray(
+            [self.by_name.get(state.cluster.node_at(int(s)).name, 0) for s in slots], dtype=np.int64
+        )
+
+
+@dataclass
+class FakeSort:
+    name: str = "FakeSort"
+
+    def sort_key(self, pod: Pod, queued_at: float) -> tuple[int, float]:
+        return (-pod.priority, queued_at)
+
+
+@dataclass
+class FakeBinder:
+    name: str = "FakeBinder"
+
+    def binds(self, pod: Pod) -> bool:
+        return True
+
+
+def framework_with(
+    *plugins: object, weights: dict[str, int] | None = None, percentage: int | None = None
+) -> Framework:
+    """A profile whose multiPoint lists exactly these plugins (plus a sort and a binder)."""
+    everything = [*plugins, FakeSort(), FakeBinder()]
+    factories: dict[str, Callable[..., object]] = {}
+    for plugin in everything:
+        factories[plugin.name] = lambda _args, p=plugin: p  # type: ignore[attr-defined]
+    refs = tuple(PluginRef(p.name, (weights or {}).get(p.name, 0)) for p in everything)  # type: ignore[attr-defined]
+    config = ProfileConfig(
+        scheduler_name="test",
+        plugins={"multiPoint": PluginSet(refs)},
+        percentage_of_nodes_to_score=percentage,
+    )
+    return build_framework(config, Registry(factories))  # type: ignore[arg-type]
+
+
+def cluster_of(*nodes: dict[str, object], pods: tuple[dict[str, object], ...] = ()) -> ClusterState:
+    from berth.engine.model.node import Node
+
+    cluster = ClusterState()
+    for raw in nodes:
+        cluster.upsert_node(Node.from_dict(raw))
+    for raw_pod in pods:
+        cluster.add_pod(Pod.from_dict(raw_pod))
+    return cluster
