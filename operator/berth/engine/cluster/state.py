@@ -68,6 +68,10 @@ class ClusterState:
         self.pod_count = np.zeros(capacity, dtype=np.int64)
         self.unschedulable = np.zeros(capacity, dtype=bool)
         self.live = np.zeros(capacity, dtype=bool)
+        # Bumped (from one cluster-wide counter) whenever a slot's node is written or removed,
+        # so derived per-node indexes can refresh just the slots that changed.
+        self.node_versions = np.zeros(capacity, dtype=np.int64)
+        self._node_writes = 0
         self._nodes: list[Node | None] = [None] * capacity
         self._zones: list[str] = [""] * capacity
         self._free_slots: list[int] = []
@@ -175,6 +179,7 @@ class ClusterState:
                 orphans[uid] = pod
         self._nodes[slot] = None
         self.live[slot] = False
+        self._bump_node_version(slot)
         self.unschedulable[slot] = False
         self.allocatable[slot] = 0
         self.requested[slot] = 0
@@ -214,8 +219,13 @@ class ClusterState:
             self._tree.add(slot, zone)
             self._order = None
 
+    def _bump_node_version(self, slot: int) -> None:
+        self._node_writes += 1
+        self.node_versions[slot] = self._node_writes
+
     def _write_node(self, slot: int, node: Node) -> None:
         self._nodes[slot] = node
+        self._bump_node_version(slot)
         self.unschedulable[slot] = node.unschedulable
         self.allocatable[slot] = 0
         for name, amount in node.allocatable.items():
@@ -270,6 +280,7 @@ class ClusterState:
         self.requested = grown(self.requested)
         self.nonzero_requested = grown(self.nonzero_requested)
         self.pod_count = grown(self.pod_count)
+        self.node_versions = grown(self.node_versions)
         unschedulable = np.zeros(new, dtype=bool)
         unschedulable[:old] = self.unschedulable
         self.unschedulable = unschedulable

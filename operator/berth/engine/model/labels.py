@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -21,6 +22,18 @@ class Operator(StrEnum):
 
 
 _SELECTOR_OPERATORS = (Operator.IN, Operator.NOT_IN, Operator.EXISTS, Operator.DOES_NOT_EXIST)
+
+
+_GO_DECIMAL = re.compile(r"[+-]?[0-9]+")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def parse_go_int64(text: str) -> int | None:
+    """Go's `strconv.ParseInt(text, 10, 64)`: ASCII digits with an optional sign, in int64 range."""
+    if not _GO_DECIMAL.fullmatch(text):
+        return None
+    value = int(text)
+    return value if _INT64_MIN <= value <= _INT64_MAX else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,12 +56,11 @@ class Requirement:
         # missing or not an integer never matches.
         if not present:
             return False
-        try:
-            have = int(labels[self.key])
-        except ValueError:
-            return False
+        have = parse_go_int64(labels[self.key])
         (bound,) = self.values
-        want = int(bound)
+        want = parse_go_int64(bound)
+        if have is None or want is None:
+            return False
         return have > want if self.operator is Operator.GT else have < want
 
 
@@ -105,12 +117,8 @@ def _parse_requirement(raw: object, field: str, allowed: Sequence[Operator]) -> 
             raise FieldError(
                 f"{field}.values", f"operator {operator.value} needs exactly one value"
             )
-        try:
-            int(next(iter(values)))
-        except ValueError:
-            raise FieldError(
-                f"{field}.values", f"operator {operator.value} needs an integer value"
-            ) from None
+        if parse_go_int64(next(iter(values))) is None:
+            raise FieldError(f"{field}.values", f"operator {operator.value} needs an integer value")
     return Requirement(key, operator, values)
 
 

@@ -164,6 +164,7 @@ class Pod:
     host_ports: tuple[HostPort, ...] = ()
     images: tuple[str, ...] = ()
     container_count: int = 0
+    image_volumes: tuple[str, ...] = ()  # spec.volumes[].image.reference
     node_selector: dict[str, str] = field(default_factory=dict)
     required_node_affinity: NodeSelector | None = None
     preferred_node_affinity: tuple[PreferredNodeTerm, ...] = ()
@@ -439,13 +440,23 @@ def _parse_node_affinity(
 
 def _parse_host_ports(
     containers: list[tuple[RawObject, ContainerRequests]],
+    init_containers: list[tuple[RawObject, ContainerRequests]],
 ) -> tuple[HostPort, ...]:
+    # Sidecars (restartable init containers) hold their host ports for the pod's whole life.
+    listed = [
+        ("spec.initContainers", index, container)
+        for index, (container, requests) in enumerate(init_containers)
+        if requests.restartable
+    ]
+    listed += [
+        ("spec.containers", index, container) for index, (container, _) in enumerate(containers)
+    ]
     ports = []
-    for index, (container, _) in enumerate(containers):
+    for section, index, container in listed:
         for port_index, item in enumerate(
-            as_list(container.get("ports"), f"spec.containers[{index}].ports")
+            as_list(container.get("ports"), f"{section}[{index}].ports")
         ):
-            where = f"spec.containers[{index}].ports[{port_index}]"
+            where = f"{section}[{index}].ports[{port_index}]"
             port = as_map(item, where)
             host_port = as_int(port.get("hostPort"), f"{where}.hostPort")
             if host_port <= 0:
@@ -459,6 +470,16 @@ def _parse_host_ports(
                 )
             )
     return tuple(ports)
+
+
+def _parse_image_volumes(raw: object) -> tuple[str, ...]:
+    references = []
+    for index, item in enumerate(as_list(raw, "spec.volumes")):
+        image = as_map(item, f"spec.volumes[{index}]").get("image")
+        if image is not None:
+            where = f"spec.volumes[{index}].image"
+            references.append(as_str(as_map(image, where).get("reference"), f"{where}.reference"))
+    return tuple(references)
 
 
 def _parse_claims(raw: object, pod_name: str) -> tuple[str, ...]:
@@ -560,9 +581,10 @@ def _parse_pod(raw: RawObject) -> Pod:
         requests=computed.requests,
         nonzero_cpu=computed.nonzero_cpu,
         nonzero_memory=computed.nonzero_memory,
-        host_ports=_parse_host_ports(containers),
+        host_ports=_parse_host_ports(containers, init_containers),
         images=images,
         container_count=len(containers) + len(init_containers),
+        image_volumes=_parse_image_volumes(spec.get("volumes")),
         node_selector=as_string_map(spec.get("nodeSelector"), "spec.nodeSelector"),
         required_node_affinity=required_node,
         preferred_node_affinity=preferred_node,
