@@ -84,3 +84,18 @@ def to_milli(value: object) -> int:
 def to_units(value: object) -> int:
     """The quantity in whole units, rounded up (bytes, counts)."""
     return _ceil(parse_quantity(value))
+
+
+_BINARY_BY_SIZE = sorted(
+    ((factor, suffix) for suffix, factor in _BINARY_SUFFIXES.items()), reverse=True
+)
+
+
+def format_amount(resource: str, amount: int) -> str:
+    """A canonical amount back in Kubernetes notation: "1500m"/"2" for CPU, "1Gi" or bytes otherwise."""
+    if resource == "cpu":
+        return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
+    for factor, suffix in _BINARY_BY_SIZE:
+        if amount and amount % factor == 0:
+            return f"{amount // factor}{suffix}"
+    return str(amount)

@@ -1,0 +1,97 @@
+"""Offline scheduling: place a list of pods on a list of nodes with the engine, as the live loop would.
+
+Pods go in queue order (higher priority first, file order among equals); each
+placement is assumed into the cluster at once, so later pods see it. Nothing
+here does I/O: the CLI reads the files and prints the result.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from berth.engine.algorithm import Scheduled, SchedulingError, SearchState, schedule_one
+from berth.engine.cluster import ClusterState
+from berth.engine.framework.runtime import Framework
+from berth.engine.model.node import Node
+from berth.engine.model.pod import Pod
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    pod: Pod
+    node: str | None
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationResult:
+    placements: list[Placement]
+    cluster: ClusterState
+
+
+def simulate(
+    *,
+    nodes: Sequence[Node],
+    pods: Sequence[Pod],
+    existing: Sequence[Pod] = (),
+    profiles: Mapping[str, Framework] | None = None,
+    default: Framework | None = None,
+    seed: int = 0,
+) -> SimulationResult:
+    """Schedule `pods` in queue order.
+
+    With `profiles`, a pod is scheduled by the profile named by its schedulerName
+    and skipped when there is none; otherwise every pod uses `default`.
+    """
+    if (profiles is None) == (default is None):
+        raise ValueError("pass exactly one of profiles= or default=")
+    cluster = ClusterState()
+    for node in nodes:
+        cluster.upsert_node(node)
+    for pod in existing:
+        if not pod.is_terminal:
+            cluster.add_pod(pod)
+    search = SearchState()
+    rng = random.Random(seed)
+    ordered = sorted(enumerate(pods), key=lambda item: (-item[1].priority, item[0]))
+    results: dict[int, Placement] = {}
+    for index, pod in ordered:
+        results[index] = _place(pod, cluster, profiles, default, search, rng)
+    return SimulationResult([results[i] for i in range(len(pods))], cluster)
+
+
+def _place(
+    pod: Pod,
+    cluster: ClusterState,
+    profiles: Mapping[str, Framework] | None,
+    default: Framework | None,
+    search: SearchState,
+    rng: random.Random,
+) -> Placement:
+    if pod.node_name:
+        cluster.add_pod(pod)
+        return Placement(pod, pod.node_name, "already assigned")
+    if pod.is_terminal:
+        return Placement(pod, None, f"skipped: pod is {pod.phase}")
+    framework = default if profiles is None else profiles.get(pod.scheduler_name)
+    if framework is None:
+        return Placement(
+            pod, None, f"skipped: no profile serves schedulerName {pod.scheduler_name!r}"
+        )
+    if pod.terminating:
+        return Placement(pod, None, f"skip schedule deleting pod: {pod.key}")
+    gate = framework.run_pre_enqueue(pod)
+    if not gate.is_success:
+        return Placement(pod, None, gate.message)
+    decision = schedule_one(framework, cluster, pod, search=search, rng=rng)
+    if isinstance(decision, Scheduled):
+        # Assume: account the pod on its node before the next decision.
+        cluster.add_pod(replace(pod, node_name=decision.node_name))
+        return Placement(
+            pod, decision.node_name, f"Successfully assigned {pod.key} to {decision.node_name}"
+        )
+    if isinstance(decision, SchedulingError):
+        return Placement(pod, None, decision.message)
+    return Placement(pod, None, decision.message)
