@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test lint typecheck contracts unit cluster controlplane clean
+.PHONY: venv demo test lint typecheck contracts unit cluster controlplane clean bench-engine
 
 venv: $(STAMP)
 
@@ -39,6 +39,10 @@ unit: venv
 test: venv lint typecheck contracts
 	@if [ -x tools/controlplane/build.sh ]; then tools/controlplane/build.sh; fi
 	$(BIN)/pytest
+
+## Engine-only latency per decision (no API server); prints median and p99.
+bench-engine: venv
+	$(BIN)/python bench/engine.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
