@@ -229,7 +229,8 @@ class ClusterState:
         self.unschedulable[slot] = node.unschedulable
         self.allocatable[slot] = 0
         for name, amount in node.allocatable.items():
-            self.allocatable[slot, self._column_for(name)] = amount
+            resource_column = self._column_for(name)  # may widen (replace) the arrays: index after
+            self.allocatable[slot, resource_column] = amount
         for key, column in self._label_columns.items():
             value = node.labels.get(key)
             column.values[slot] = MISSING if value is None else column.id_of(value)
@@ -347,7 +348,8 @@ class ClusterState:
 
     def _apply(self, slot: int, pod: Pod, sign: int) -> None:
         for name, amount in pod.requests.items():
-            self.requested[slot, self._column_for(name)] += sign * amount
+            resource_column = self._column_for(name)  # may widen (replace) the arrays: index after
+            self.requested[slot, resource_column] += sign * amount
         self.nonzero_requested[slot, 0] += sign * pod.nonzero_cpu
         self.nonzero_requested[slot, 1] += sign * pod.nonzero_memory
         self.pod_count[slot] += sign
