@@ -1,0 +1,98 @@
+"""Per-node building blocks shared by spread filtering and scoring: who counts, and where.
+
+A node takes part in a constraint's counting when it carries the topology keys
+and passes the constraint's inclusion policies (the pod's node affinity when
+`nodeAffinityPolicy: Honor`, its tolerations when `nodeTaintsPolicy: Honor`).
+Pods count when they are in the incoming pod's namespace, are not terminating
+and match the constraint's selector.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from berth.engine.cluster import ClusterState, NodeSlots
+from berth.engine.cluster.queries import PodClause, PodQuery
+from berth.engine.cluster.state import MISSING
+from berth.engine.model.labels import LabelSelector
+from berth.engine.model.pod import InclusionPolicy, Pod, TopologySpreadConstraint
+from berth.engine.nodematch import (
+    has_untolerated_taint,
+    matches_required_node_affinity,
+    pod_has_node_requirements,
+)
+
+Mask = NDArray[np.bool_]
+Counts = NDArray[np.int64]
+
+
+def selector_matches(selector: LabelSelector | None, labels: dict[str, str]) -> bool:
+    """A nil selector matches nothing; the empty selector matches everything."""
+    return selector is not None and selector.matches(labels)
+
+
+def matching_pods_per_slot(
+    cluster: ClusterState, selector: LabelSelector | None, namespace: str
+) -> Counts:
+    """Non-terminating pods in `namespace` matching `selector`, per slot (all slots).
+
+    kube-scheduler counts nothing for a nil or an empty selector (although the
+    empty selector does match the incoming pod itself).
+    """
+    if selector is None or selector.is_empty:
+        return np.zeros(len(cluster.live), dtype=np.int64)
+    query = PodQuery((PodClause(selector, frozenset((namespace,))),), skip_terminating=True)
+    return cluster.matching_pod_counts(query)
+
+
+def has_all_keys(
+    cluster: ClusterState, constraints: Sequence[TopologySpreadConstraint], slots: NodeSlots
+) -> Mask:
+    """Per slot: the node carries every constraint's topology key."""
+    present = np.ones(len(slots), dtype=bool)
+    for key in {c.topology_key for c in constraints}:
+        present &= cluster.label_column(key).values[slots] != MISSING
+    return present
+
+
+class NodeInclusion:
+    """The inclusion policies of one pod over fixed slots, each mask computed at most once."""
+
+    def __init__(self, cluster: ClusterState, pod: Pod, slots: NodeSlots) -> None:
+        self._cluster = cluster
+        self._pod = pod
+        self._slots = slots
+        self._affinity: Mask | None = None
+        self._tolerated: Mask | None = None
+
+    def _affinity_mask(self) -> Mask:
+        if self._affinity is None:
+            if pod_has_node_requirements(self._pod):
+                self._affinity = matches_required_node_affinity(
+                    self._cluster, self._pod, self._slots
+                )
+            else:
+                self._affinity = np.ones(len(self._slots), dtype=bool)
+        return self._affinity
+
+    def _tolerated_mask(self) -> Mask:
+        if self._tolerated is None:
+            self._tolerated = ~has_untolerated_taint(
+                self._cluster, self._pod.tolerations, self._slots
+            )
+        return self._tolerated
+
+    def mask(self, constraint: TopologySpreadConstraint) -> Mask | None:
+        """Which slots pass `constraint`'s policies; None when every slot does."""
+        result: Mask | None = None
+        if constraint.node_affinity_policy is InclusionPolicy.HONOR and pod_has_node_requirements(
+            self._pod
+        ):
+            result = self._affinity_mask()
+        if constraint.node_taints_policy is InclusionPolicy.HONOR:
+            tolerated = self._tolerated_mask()
+            result = tolerated if result is None else result & tolerated
+        return result
