@@ -1,0 +1,226 @@
+"""`NodeResourcesFitArgs`: parsed, defaulted and validated as kube-scheduler v1.37 does.
+
+Defaults (v1): no `scoringStrategy` means LeastAllocated over cpu and memory with
+weight 1; an empty `resources` list means cpu and memory; a missing or zero weight
+means 1. Validation then checks the strategy type, weights in (0, 100], the
+RequestedToCapacityRatio shape, and that ignored names are valid label names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from berth.engine.framework import names
+from berth.engine.framework.interfaces import InvalidPluginArgsError, PluginArgs
+from berth.engine.scoring.resource_specs import (
+    DEFAULT_RESOURCE_SPECS,
+    ResourceSpec,
+    check_known_keys,
+    parse_resource_specs,
+)
+
+PLUGIN = names.NODE_RESOURCES_FIT
+MAX_RESOURCE_WEIGHT = 100
+MAX_SHAPE_SCORE = 10
+MAX_SHAPE_UTILIZATION = 100
+
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS_SUBDOMAIN = re.compile(rf"{_DNS_LABEL}(\.{_DNS_LABEL})*")
+_QUALIFIED_NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+
+
+class ScoringStrategyType(StrEnum):
+    LEAST_ALLOCATED = "LeastAllocated"
+    MOST_ALLOCATED = "MostAllocated"
+    REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+
+
+_STRATEGY_TYPES = {kind.value: kind for kind in ScoringStrategyType}
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringStrategy:
+    type: ScoringStrategyType = ScoringStrategyType.LEAST_ALLOCATED
+    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCE_SPECS
+    # RequestedToCapacityRatio only: (utilization 0..100, score 0..10), utilization increasing
+    shape: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NodeResourcesFitArgs:
+    scoring_strategy: ScoringStrategy = field(default_factory=ScoringStrategy)
+    ignored_resources: frozenset[str] = frozenset()
+    ignored_resource_groups: frozenset[str] = frozenset()
+
+
+def _fail(where: str, problem: str) -> InvalidPluginArgsError:
+    return InvalidPluginArgsError(PLUGIN, where, problem)
+
+
+def _as_list(raw: object, where: str) -> Sequence[object]:
+    if raw is None:
+        return ()
+    if isinstance(raw, str | bytes) or not isinstance(raw, Sequence):
+        raise _fail(where, f"expected a list, got {raw!r}")
+    return raw
+
+
+def _as_map(raw: object, where: str) -> Mapping[str, object]:
+    if not isinstance(raw, Mapping):
+        raise _fail(where, f"expected a map, got {raw!r}")
+    return raw
+
+
+def _as_int(raw: object, where: str) -> int:
+    if raw is None:
+        return 0
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise _fail(where, f"expected an integer, got {raw!r}")
+    return raw
+
+
+def qualified_name_problem(value: str) -> str | None:
+    """Why `value` is not a valid label name (Kubernetes' IsQualifiedName), or None."""
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            return "prefix part must be non-empty"
+        if len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix):
+            return (
+                "prefix part a lowercase RFC 1123 subdomain must consist of lower case "
+                "alphanumeric characters, '-' or '.', and must start and end with an "
+                "alphanumeric character"
+            )
+    else:
+        return (
+            "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and "
+            "must start and end with an alphanumeric character with an optional DNS subdomain "
+            "prefix and '/'"
+        )
+    if not name:
+        return "name part must be non-empty"
+    if len(name) > 63:
+        return "name part must be no more than 63 characters"
+    if not _QUALIFIED_NAME_PART.fullmatch(name):
+        return (
+            "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+            "start and end with an alphanumeric character"
+        )
+    return None
+
+
+def _parse_names(raw: object, where: str, *, groups: bool) -> frozenset[str]:
+    parsed = []
+    for index, item in enumerate(_as_list(raw, where)):
+        at = f"{where}[{index}]"
+        if not isinstance(item, str):
+            raise _fail(at, f"expected a string, got {item!r}")
+        if groups and "/" in item:
+            raise _fail(at, f"Invalid value: {item!r}: resource group name can't contain '/'")
+        problem = qualified_name_problem(item)
+        if problem is not None:
+            raise _fail(at, f"Invalid value: {item!r}: {problem}")
+        parsed.append(item)
+    return frozenset(parsed)
+
+
+def _parse_shape(raw: object, where: str) -> tuple[tuple[int, int], ...]:
+    points = []
+    for index, item in enumerate(_as_list(raw, where)):
+        at = f"{where}[{index}]"
+        point = _as_map(item, at)
+        check_known_keys(point, {"utilization", "score"}, plugin=PLUGIN, field=at)
+        points.append(
+            (
+                _as_int(point.get("utilization"), f"{at}.utilization"),
+                _as_int(point.get("score"), f"{at}.score"),
+            )
+        )
+    if not points:
+        raise _fail(where, "Required value: at least one point must be specified")
+    for index in range(1, len(points)):
+        if points[index - 1][0] >= points[index][0]:
+            raise _fail(
+                f"{where}[{index}].utilization",
+                f"Invalid value: {points[index][0]}: values must be sorted in increasing order",
+            )
+    for index, (utilization, score) in enumerate(points):
+        if not 0 <= utilization <= MAX_SHAPE_UTILIZATION:
+            raise _fail(
+                f"{where}[{index}].utilization",
+                f"Invalid value: {utilization}: not in valid range [0, {MAX_SHAPE_UTILIZATION}]",
+            )
+        if not 0 <= score <= MAX_SHAPE_SCORE:
+            raise _fail(
+                f"{where}[{index}].score",
+                f"Invalid value: {score}: not in valid range [0, {MAX_SHAPE_SCORE}]",
+            )
+    return tuple(points)
+
+
+def _parse_strategy(raw: object) -> ScoringStrategy:
+    where = "scoringStrategy"
+    if raw is None:
+        return ScoringStrategy()
+    strategy = _as_map(raw, where)
+    check_known_keys(
+        strategy, {"type", "resources", "requestedToCapacityRatio"}, plugin=PLUGIN, field=where
+    )
+    raw_type = strategy.get("type") or ""
+    kind = _STRATEGY_TYPES.get(raw_type) if isinstance(raw_type, str) else None
+    if kind is None:
+        supported = ", ".join(f'"{t.value}"' for t in ScoringStrategyType)
+        raise _fail(
+            f"{where}.type", f"Unsupported value: {raw_type!r}: supported values: {supported}"
+        )
+    resources = parse_resource_specs(
+        strategy.get("resources"), plugin=PLUGIN, field=f"{where}.resources"
+    )
+    for index, spec in enumerate(resources):
+        if not 0 < spec.weight <= MAX_RESOURCE_WEIGHT:
+            raise _fail(
+                f"{where}.resources[{index}].weight",
+                f"Invalid value: {spec.weight}: resource weight of {spec.name} not in valid range "
+                f"(0, {MAX_RESOURCE_WEIGHT}]",
+            )
+    ratio = strategy.get("requestedToCapacityRatio")
+    ratio_where = f"{where}.requestedToCapacityRatio"
+    shape: tuple[tuple[int, int], ...] = ()
+    if kind is ScoringStrategyType.REQUESTED_TO_CAPACITY_RATIO:
+        if ratio is None:
+            raise _fail(
+                ratio_where,
+                "Required value: must be specified when type is RequestedToCapacityRatio",
+            )
+        params = _as_map(ratio, ratio_where)
+        check_known_keys(params, {"shape"}, plugin=PLUGIN, field=ratio_where)
+        shape = _parse_shape(params.get("shape"), f"{ratio_where}.shape")
+    elif ratio is not None:
+        raise _fail(ratio_where, "Forbidden: must be nil when type is not RequestedToCapacityRatio")
+    return ScoringStrategy(type=kind, resources=resources, shape=shape)
+
+
+def parse_fit_args(args: PluginArgs | None) -> NodeResourcesFitArgs:
+    """Defaulted, validated args; raises `InvalidPluginArgsError` naming the bad field."""
+    if args is None:
+        return NodeResourcesFitArgs()
+    check_known_keys(
+        args,
+        {"apiVersion", "kind", "scoringStrategy", "ignoredResources", "ignoredResourceGroups"},
+        plugin=PLUGIN,
+        field="",
+    )
+    # Checked in kube-scheduler's order: ignored names, ignored groups, then the strategy.
+    ignored = _parse_names(args.get("ignoredResources"), "ignoredResources", groups=False)
+    groups = _parse_names(args.get("ignoredResourceGroups"), "ignoredResourceGroups", groups=True)
+    return NodeResourcesFitArgs(
+        scoring_strategy=_parse_strategy(args.get("scoringStrategy")),
+        ignored_resources=ignored,
+        ignored_resource_groups=groups,
+    )

@@ -1,0 +1,169 @@
+"""NodeResourcesFit: does the pod's request fit each node's free capacity, and how full would the node be."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from berth.engine.cluster import ClusterState, NodeSlots
+from berth.engine.framework import names
+from berth.engine.framework.cycle_state import CycleState
+from berth.engine.framework.events import Action, ClusterEvent, ClusterEventWithHint, Resource
+from berth.engine.framework.interfaces import PreFilterResult, Scores
+from berth.engine.framework.status import SUCCESS, Code, Status, error
+from berth.engine.framework.verdicts import Verdicts
+from berth.engine.model.pod import Pod
+from berth.engine.model.resources import PODS
+from berth.engine.plugins.node_resources_fit import hints
+from berth.engine.plugins.node_resources_fit.args import (
+    NodeResourcesFitArgs,
+    ScoringStrategyType,
+)
+from berth.engine.plugins.node_resources_fit.fit_requests import (
+    TOO_MANY_PODS,
+    checked_requests,
+    insufficient,
+)
+from berth.engine.scoring.resource_allocation import (
+    BrokenLinearFunction,
+    least_allocated_scores,
+    most_allocated_scores,
+    node_resource_rows,
+    pod_request_vector,
+    requested_to_capacity_ratio_scores,
+)
+
+PRE_FILTER_KEY = f"PreFilter{names.NODE_RESOURCES_FIT}"
+PRE_SCORE_KEY = f"PreScore{names.NODE_RESOURCES_FIT}"
+_MAX_REASONS = 64  # one reason bit each in `Verdicts.reason_bits`
+
+
+@dataclass(frozen=True, slots=True)
+class FitRequest:
+    """What Filter compares, per checked resource: the cluster column (None if no node has it)."""
+
+    columns: tuple[int | None, ...]
+    amounts: tuple[int, ...]
+    reasons: tuple[str, ...]  # TOO_MANY_PODS first, then one "Insufficient <name>" per column
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreRequest:
+    """The pod's request of each scored resource, cpu/memory with non-zero defaults."""
+
+    vector: NDArray[np.int64]
+
+
+class NodeResourcesFit:
+    name = names.NODE_RESOURCES_FIT
+
+    def __init__(self, args: NodeResourcesFitArgs) -> None:
+        self.args = args
+        strategy = args.scoring_strategy
+        self._resource_names = tuple(spec.name for spec in strategy.resources)
+        self._weights = np.asarray([spec.weight for spec in strategy.resources], dtype=np.int64)
+        self._shape = (
+            BrokenLinearFunction.from_shape(strategy.shape)
+            if strategy.type is ScoringStrategyType.REQUESTED_TO_CAPACITY_RATIO
+            else None
+        )
+
+    # ------------------------------------------------------------------ filter
+
+    def fit_request(self, cluster: ClusterState, pod: Pod) -> FitRequest:
+        checked = checked_requests(
+            pod.requests,
+            ignored_resources=self.args.ignored_resources,
+            ignored_groups=self.args.ignored_resource_groups,
+        )
+        return FitRequest(
+            columns=tuple(cluster.resource_column(resource) for resource, _ in checked),
+            amounts=tuple(amount for _, amount in checked),
+            reasons=(TOO_MANY_PODS, *(insufficient(resource) for resource, _ in checked)),
+        )
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> PreFilterResult:
+        request = self.fit_request(state.cluster, pod)
+        if len(request.reasons) > _MAX_REASONS:
+            return PreFilterResult(error(f"pod requests more than {_MAX_REASONS - 1} resources"))
+        state.write(PRE_FILTER_KEY, request)
+        return PreFilterResult(SUCCESS)
+
+    def filter(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Verdicts:
+        cluster = state.cluster
+        request = state.get(PRE_FILTER_KEY, FitRequest) or self.fit_request(cluster, pod)
+        pods_column = cluster.resource_column(PODS)
+        assert pods_column is not None  # a fixed column
+        too_many = cluster.pod_count[slots] + 1 > cluster.allocatable[slots, pods_column]
+        bits = too_many.astype(np.uint64)
+        unresolvable = np.zeros(len(slots), dtype=bool)
+        for bit, (column, amount) in enumerate(
+            zip(request.columns, request.amounts, strict=True), 1
+        ):
+            if column is None:  # no node offers it: short everywhere, and preemption cannot help
+                short = np.ones(len(slots), dtype=bool)
+                beyond_total = short
+            else:
+                allocatable = cluster.allocatable[slots, column]
+                short = amount > allocatable - cluster.requested[slots, column]
+                beyond_total = short & (amount > allocatable)
+            bits |= short.astype(np.uint64) << np.uint64(bit)
+            unresolvable |= beyond_total
+        codes = np.where(
+            bits == 0,
+            np.int8(0),
+            np.where(
+                unresolvable,
+                np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE),
+                np.int8(Code.UNSCHEDULABLE),
+            ),
+        ).astype(np.int8)
+        return Verdicts(codes, bits, request.reasons)
+
+    # ------------------------------------------------------------------ score
+
+    def score_request(self, pod: Pod) -> ScoreRequest:
+        return ScoreRequest(pod_request_vector(pod, self._resource_names, use_requested=False))
+
+    def pre_score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Status:
+        state.write(PRE_SCORE_KEY, self.score_request(pod))
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Scores:
+        request = state.get(PRE_SCORE_KEY, ScoreRequest) or self.score_request(pod)
+        rows = node_resource_rows(
+            state.cluster, slots, self._resource_names, request.vector, use_requested=False
+        )
+        strategy = self.args.scoring_strategy.type
+        if strategy is ScoringStrategyType.MOST_ALLOCATED:
+            return most_allocated_scores(rows.requested, rows.allocatable, self._weights)
+        if self._shape is not None:
+            return requested_to_capacity_ratio_scores(
+                rows.requested, rows.allocatable, self._weights, self._shape
+            )
+        return least_allocated_scores(rows.requested, rows.allocatable, self._weights)
+
+    # ------------------------------------------------------------------ queueing
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(Resource.ASSIGNED_POD, Action.DELETE), hints.after_assigned_pod_delete
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.NODE, Action.ADD | Action.UPDATE_NODE_ALLOCATABLE),
+                hints.after_node_change,
+            ),
+            # InPlacePodVerticalScaling is GA: a shrinking bound pod may free room...
+            ClusterEventWithHint(
+                ClusterEvent(Resource.ASSIGNED_POD, Action.UPDATE_POD_SCALE_DOWN),
+                hints.after_assigned_pod_scale_down,
+            ),
+            # ...and so may the rejected pod asking for less itself.
+            ClusterEventWithHint(
+                ClusterEvent(Resource.UNSCHEDULED_POD, Action.UPDATE_POD_SCALE_DOWN),
+                hints.after_own_scale_down,
+            ),
+        ]
