@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,6 +14,7 @@ from berth.engine.cluster.queries import PodQuery, TermKey, term_keys_of
 from berth.engine.cluster.workloads import Workload
 from berth.engine.cluster.zones import NodeTree, zone_key
 from berth.engine.model.node import Node
+from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import HostPort, Pod
 from berth.engine.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 
@@ -39,6 +41,18 @@ class LabelColumn:
             self.ids[value] = existing
             self.vocabulary.append(value)
         return existing
+
+
+@dataclass(slots=True)
+class _Trial:
+    """What `ClusterState.trial` needs to put back: the pods and every order that a change disturbs."""
+
+    generation: int
+    pods: dict[str, Pod]
+    orphans: dict[str, dict[str, Pod]]
+    term_counts: dict[TermKey, NDArray[np.int64]]
+    query_counts: list[tuple[PodQuery, NDArray[np.int64]]]
+    slots: dict[int, tuple[dict[str, Pod], list[HostPort]]] = field(default_factory=dict)
 
 
 def normalized_image_name(name: str) -> str:
@@ -91,6 +105,8 @@ class ClusterState:
         self._workloads: dict[tuple[str, str, str], Workload] = {}
         self._image_node_counts: dict[str, int] = {}
         self.pods_with_required_anti_affinity = 0
+        self._pdbs: dict[tuple[str, str], PodDisruptionBudget] = {}
+        self._trial: _Trial | None = None
 
     # ------------------------------------------------------------------ sizes and lookups
 
@@ -308,6 +324,8 @@ class ClusterState:
         if not pod.node_name:
             raise ValueError(f"pod {pod.key} has no node to be accounted on")
         self.remove_pod(pod.uid)
+        if self._trial is not None:
+            self._remember_slot(self._trial, pod.node_name)
         self._pods[pod.uid] = pod
         slot = self._slot_by_name.get(pod.node_name)
         if slot is None:
@@ -320,6 +338,8 @@ class ClusterState:
         pod = self._pods.pop(uid, None)
         if pod is None:
             return None
+        if self._trial is not None:
+            self._remember_slot(self._trial, pod.node_name)
         slot = self._slot_by_name.get(pod.node_name)
         if slot is None:
             orphans = self._orphans.get(pod.node_name)
@@ -366,6 +386,82 @@ class ClusterState:
                 del self._term_counts[key]
         if pod.required_anti_affinity:
             self.pods_with_required_anti_affinity += sign
+
+    # ------------------------------------------------------------------ dry runs
+
+    @contextmanager
+    def trial(self) -> Iterator[None]:
+        """Pod additions and removals inside the block are undone on exit, exactly.
+
+        Afterwards the state is as before the block: the same pods, in the same order
+        overall and per node, the same host-port lists, index orders and generation.
+        For dry runs such as preemption's victim search. Node changes are not allowed
+        inside; trials do not nest.
+        """
+        if self._trial is not None:
+            raise RuntimeError("ClusterState trials do not nest")
+        trial = _Trial(
+            generation=self.generation,
+            pods=dict(self._pods),
+            orphans={name: dict(pods) for name, pods in self._orphans.items()},
+            term_counts=dict(self._term_counts),
+            query_counts=list(self._query_counts.items()),
+        )
+        self._trial = trial
+        try:
+            yield
+        finally:
+            self._trial = None
+            self._undo(trial)
+
+    def _remember_slot(self, trial: _Trial, node_name: str) -> None:
+        slot = self._slot_by_name.get(node_name)
+        if slot is not None and slot not in trial.slots:
+            trial.slots[slot] = (dict(self._pods_by_slot[slot]), list(self._ports_by_slot[slot]))
+
+    def _undo(self, trial: _Trial) -> None:
+        for uid, pod in list(self._pods.items()):
+            if trial.pods.get(uid) is not pod:
+                self.remove_pod(uid)
+        for uid, pod in trial.pods.items():
+            if uid not in self._pods:
+                self.add_pod(pod)
+        # The content is back; now the orders (and objects) that re-adding disturbed.
+        self._pods.clear()
+        self._pods.update(trial.pods)
+        self._orphans.clear()
+        self._orphans.update(trial.orphans)
+        for slot, (pods, ports) in trial.slots.items():
+            self._pods_by_slot[slot].clear()
+            self._pods_by_slot[slot].update(pods)
+            self._ports_by_slot[slot][:] = ports
+        for key, counts in trial.term_counts.items():
+            current = self._term_counts[key]
+            if current is not counts:
+                counts[...] = current
+        self._term_counts.clear()
+        self._term_counts.update(trial.term_counts)
+        # Queries first asked for inside the trial are dropped; one evicted inside it
+        # missed updates, so it stays out.
+        alive = set(self._query_counts)
+        self._query_counts.clear()
+        for query, counts in trial.query_counts:
+            if query in alive:
+                self._query_counts[query] = counts
+        self.generation = trial.generation
+
+    # ------------------------------------------------------------------ disruption budgets
+
+    def set_pdb(self, pdb: PodDisruptionBudget) -> None:
+        self._pdbs[(pdb.namespace, pdb.name)] = pdb
+        self.generation += 1
+
+    def remove_pdb(self, namespace: str, name: str) -> None:
+        if self._pdbs.pop((namespace, name), None) is not None:
+            self.generation += 1
+
+    def pdbs(self) -> Iterable[PodDisruptionBudget]:
+        return self._pdbs.values()
 
     # ------------------------------------------------------------------ namespaces and workloads
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
 
 from berth.engine.errors import FieldError, InvalidObjectError
@@ -180,6 +181,10 @@ class Pod:
     preemption_policy: str = "PreemptLowerPriority"
     resource_version: str = ""
     generation: int = 0
+    # status.startTime in seconds since the epoch; None until the kubelet starts the pod.
+    start_time: float | None = None
+    # Condition DisruptionTarget=True with reason PreemptionByScheduler (a preemption victim).
+    preempted_by_scheduler: bool = False
 
     @property
     def key(self) -> str:
@@ -601,4 +606,30 @@ def _parse_pod(raw: RawObject) -> Pod:
         or "PreemptLowerPriority",
         resource_version=as_str(metadata.get("resourceVersion"), "metadata.resourceVersion"),
         generation=as_int(metadata.get("generation"), "metadata.generation"),
+        start_time=_parse_time(status.get("startTime"), "status.startTime"),
+        preempted_by_scheduler=_preempted_by_scheduler(status.get("conditions")),
     )
+
+
+def _parse_time(raw: object, field: str) -> float | None:
+    text = as_str(raw, field)
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise FieldError(field, f"expected an RFC 3339 time, got {text!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def _preempted_by_scheduler(raw: object) -> bool:
+    # Only the first DisruptionTarget condition counts, as in kube-scheduler.
+    for index, item in enumerate(as_list(raw, "status.conditions")):
+        condition = as_map(item, f"status.conditions[{index}]")
+        if condition.get("type") == "DisruptionTarget":
+            return condition.get("status") == "True" and (
+                condition.get("reason") == "PreemptionByScheduler"
+            )
+    return False
