@@ -1,0 +1,136 @@
+"""TaintToleration: NoSchedule/NoExecute taints a pod does not tolerate keep it off a node;
+untolerated PreferNoSchedule taints make a node score lower.
+
+Nodes are judged per distinct taint set (`berth.engine.cluster.node_index.TaintGroups`),
+so the work per decision is one array lookup plus a little per new taint set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from berth.engine.cluster import NodeSlots
+from berth.engine.cluster.node_index import TaintSet, taint_groups
+from berth.engine.framework import names
+from berth.engine.framework.cycle_state import CycleState
+from berth.engine.framework.events import (
+    Action,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+    Resource,
+)
+from berth.engine.framework.interfaces import PluginArgs, Scores
+from berth.engine.framework.status import SUCCESS, Code, Status
+from berth.engine.framework.verdicts import Verdicts, reject_where
+from berth.engine.model.node import Node, Taint, TaintEffect
+from berth.engine.model.pod import Pod, Toleration, tolerates_taint
+from berth.engine.scoring.normalize import normalize_to_max
+
+__all__ = ["REASON", "TaintToleration", "new_plugin"]
+
+REASON = "node(s) had untolerated taint(s)"
+"""v1.35+ wording (the taint itself is only logged)."""
+
+_FILTERED_EFFECTS = frozenset((TaintEffect.NO_SCHEDULE, TaintEffect.NO_EXECUTE))
+
+
+def first_untolerated_taint(taints: TaintSet, tolerations: tuple[Toleration, ...]) -> Taint | None:
+    """The first NoSchedule/NoExecute taint that no toleration tolerates."""
+    for taint in taints:
+        if taint.effect in _FILTERED_EFFECTS and not tolerates_taint(tolerations, taint):
+            return taint
+    return None
+
+
+def count_untolerated_preferences(taints: TaintSet, tolerations: tuple[Toleration, ...]) -> int:
+    """PreferNoSchedule taints not tolerated by `tolerations`."""
+    return sum(
+        1
+        for taint in taints
+        if taint.effect is TaintEffect.PREFER_NO_SCHEDULE
+        and not tolerates_taint(tolerations, taint)
+    )
+
+
+def preference_tolerations(tolerations: tuple[Toleration, ...]) -> tuple[Toleration, ...]:
+    """The tolerations that can matter for PreferNoSchedule taints (effect empty or that one)."""
+    return tuple(
+        t for t in tolerations if t.effect is None or t.effect is TaintEffect.PREFER_NO_SCHEDULE
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    tolerations: tuple[Toleration, ...]
+
+
+def _node_now_tolerated(pod: Pod, old: object, new: object) -> QueueingHint:
+    if not isinstance(new, Node):
+        return QueueingHint.QUEUE
+    was_untolerated = (
+        not isinstance(old, Node)
+        or first_untolerated_taint(old.taints, pod.tolerations) is not None
+    )
+    is_untolerated = first_untolerated_taint(new.taints, pod.tolerations) is not None
+    return QueueingHint.QUEUE if was_untolerated and not is_untolerated else QueueingHint.SKIP
+
+
+def _own_toleration_added(pod: Pod, old: object, new: object) -> QueueingHint:
+    # Registered on every pod's update; only the rejected pod's own change can help it.
+    return QueueingHint.QUEUE if isinstance(new, Pod) and new.uid == pod.uid else QueueingHint.SKIP
+
+
+class TaintToleration:
+    name = names.TAINT_TOLERATION
+
+    def filter(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Verdicts:
+        groups = taint_groups(state.cluster)
+        tolerations = pod.tolerations
+        untolerated = groups.per_group(
+            ("filter", tolerations),
+            lambda taints: int(first_untolerated_taint(taints, tolerations) is not None),
+        )
+        rejected = untolerated[groups.of_slot[slots]] != 0
+        return reject_where(rejected, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, REASON)
+
+    def pre_score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Status:
+        state.write(self.name, _PreScoreState(preference_tolerations(pod.tolerations)))
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Scores:
+        prepared = state.get(self.name, _PreScoreState)
+        tolerations = (
+            prepared.tolerations
+            if prepared is not None
+            else preference_tolerations(pod.tolerations)
+        )
+        groups = taint_groups(state.cluster)
+        counts = groups.per_group(
+            ("score", tolerations),
+            lambda taints: count_untolerated_preferences(taints, tolerations),
+        )
+        return counts[groups.of_slot[slots]].astype(np.int64)
+
+    def normalize_scores(
+        self, state: CycleState, pod: Pod, slots: NodeSlots, scores: Scores
+    ) -> Scores:
+        return normalize_to_max(scores, reverse=True)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(Resource.NODE, Action.ADD | Action.UPDATE_NODE_TAINT),
+                _node_now_tolerated,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.POD, Action.UPDATE_POD_TOLERATIONS), _own_toleration_added
+            ),
+        ]
+
+
+def new_plugin(args: PluginArgs | None) -> TaintToleration:
+    """No args (kube-scheduler ignores any given to an argless plugin)."""
+    return TaintToleration()
