@@ -24,7 +24,7 @@ from berth.engine.plugins.inter_pod_affinity import new_plugin
 NAMESPACES = ["default", "team-a", "team-b"]
 TOPOLOGY_KEYS = ["kubernetes.io/hostname", "topology.kubernetes.io/zone", "rack"]
 
-label_selectors = st.one_of(
+label_selectors: st.SearchStrategy[dict[str, Any] | None] = st.one_of(
     st.none(),
     st.just({}),
     st.sampled_from(["web", "db"]).map(lambda app: {"matchLabels": {"app": app}}),
