@@ -1,0 +1,132 @@
+"""The scheduler cache: the cluster as placed, plus pods assumed onto nodes before their bind lands.
+
+Assuming reserves a node's resources at decision time so the next decision sees
+them; the watch confirms the pod once bound, a failed bind forgets it. As in
+modern kube-scheduler, assumed pods never expire on their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from berth.engine.cluster import ClusterState, Workload
+from berth.engine.model.node import Node
+from berth.engine.model.pod import Pod
+
+
+@dataclass(slots=True)
+class _Assumed:
+    pod: Pod
+    binding_finished: bool = False
+
+
+class SchedulerCache:
+    def __init__(self) -> None:
+        self.cluster = ClusterState()
+        self._assumed: dict[str, _Assumed] = {}
+
+    # ------------------------------------------------------------------ nodes
+
+    def upsert_node(self, node: Node) -> Node | None:
+        """Add or replace a node; returns the previous version, if any."""
+        previous = self.cluster.node_named(node.name)
+        self.cluster.upsert_node(node)
+        return previous
+
+    def remove_node(self, name: str) -> Node | None:
+        previous = self.cluster.node_named(name)
+        self.cluster.remove_node(name)
+        return previous
+
+    # ------------------------------------------------------------------ pods
+
+    def upsert_pod(self, pod: Pod) -> Pod | None:
+        """Account an assigned, non-terminal pod from the watch; confirms an assumption."""
+        previous = self.cluster.pod(pod.uid)
+        self._assumed.pop(pod.uid, None)
+        self.cluster.add_pod(pod)
+        return previous
+
+    def remove_pod(self, uid: str) -> Pod | None:
+        self._assumed.pop(uid, None)
+        return self.cluster.remove_pod(uid)
+
+    def assume(self, pod: Pod, node_name: str) -> Pod:
+        assumed = replace(pod, node_name=node_name)
+        self.cluster.add_pod(assumed)
+        self._assumed[pod.uid] = _Assumed(assumed)
+        return assumed
+
+    def finish_binding(self, uid: str) -> None:
+        entry = self._assumed.get(uid)
+        if entry is not None:
+            entry.binding_finished = True
+
+    def forget(self, uid: str) -> Pod | None:
+        """Drop an assumption (bind failed); a pod the watch already confirmed stays."""
+        entry = self._assumed.pop(uid, None)
+        if entry is None:
+            return None
+        return self.cluster.remove_pod(uid)
+
+    def is_assumed(self, uid: str) -> bool:
+        return uid in self._assumed
+
+    @property
+    def assumed_count(self) -> int:
+        return len(self._assumed)
+
+    def forget_all_assumed(self) -> None:
+        for uid in list(self._assumed):
+            self.forget(uid)
+
+    # ------------------------------------------------------------------ namespaces, workloads
+
+    def set_namespace(self, name: str, labels: dict[str, str]) -> None:
+        self.cluster.set_namespace(name, labels)
+
+    def remove_namespace(self, name: str) -> None:
+        self.cluster.remove_namespace(name)
+
+    def set_workload(self, workload: Workload) -> None:
+        self.cluster.set_workload(workload)
+
+    def remove_workload(self, kind: str, namespace: str, name: str) -> None:
+        self.cluster.remove_workload(kind, namespace, name)
+
+    # ------------------------------------------------------------------ convergence
+
+    def reconcile(self, nodes: Iterable[Node], pods: Iterable[Pod]) -> tuple[int, int]:
+        """Converge to a full listing from the API: drop ghosts, upsert the rest.
+
+        Watches resumed after a gap never report what was deleted during it, so
+        after a re-list or a leadership resume the cache is replaced by the API's
+        truth. Pods whose bind is still in flight stay assumed. Returns the number
+        of ghost nodes and pods removed.
+        """
+        node_list = list(nodes)
+        pod_list = [pod for pod in pods if pod.node_name and not pod.is_terminal]
+        live_nodes = {node.name for node in node_list}
+        live_pods = {pod.uid for pod in pod_list}
+        ghost_nodes = [node.name for node in self.cluster.nodes() if node.name not in live_nodes]
+        ghost_pods = [
+            pod.uid
+            for pod in self.cluster.pods()
+            if pod.uid not in live_pods and not self._in_flight(pod.uid)
+        ]
+        for name in ghost_nodes:
+            self.cluster.remove_node(name)
+        for uid in ghost_pods:
+            self.remove_pod(uid)
+        for node in node_list:
+            if self.cluster.node_named(node.name) != node:
+                self.cluster.upsert_node(node)
+        for pod in pod_list:
+            if self.cluster.pod(pod.uid) != pod:
+                self.upsert_pod(pod)
+        return len(ghost_nodes), len(ghost_pods)
+
+    def _in_flight(self, uid: str) -> bool:
+        entry = self._assumed.get(uid)
+        return entry is not None and not entry.binding_finished

@@ -1,0 +1,43 @@
+"""Which cluster event an object change is, in the vocabulary plugins register for."""
+
+from __future__ import annotations
+
+from berth.engine.framework.events import Action, ClusterEvent, Resource
+from berth.engine.model.node import Node
+from berth.engine.model.pod import Pod
+
+NODE_ADD = ClusterEvent(Resource.NODE, Action.ADD, "NodeAdd")
+NODE_DELETE = ClusterEvent(Resource.NODE, Action.DELETE, "NodeDelete")
+ASSIGNED_POD_ADD = ClusterEvent(Resource.ASSIGNED_POD, Action.ADD, "AssignedPodAdd")
+ASSIGNED_POD_DELETE = ClusterEvent(Resource.ASSIGNED_POD, Action.DELETE, "AssignedPodDelete")
+
+
+def node_update_event(old: Node, new: Node) -> ClusterEvent | None:
+    """The node-update flavours that changed, or None when nothing a plugin reads did."""
+    action = Action(0)
+    if old.allocatable != new.allocatable:
+        action |= Action.UPDATE_NODE_ALLOCATABLE
+    if old.labels != new.labels:
+        action |= Action.UPDATE_NODE_LABEL
+    if old.taints != new.taints:
+        action |= Action.UPDATE_NODE_TAINT
+    if old.unschedulable != new.unschedulable:
+        action |= Action.UPDATE_NODE_UNSCHEDULABLE
+    if old.images != new.images:
+        action |= Action.UPDATE_NODE_ANNOTATION
+    if not action:
+        return None
+    return ClusterEvent(Resource.NODE, action, "NodeUpdate")
+
+
+def assigned_pod_update_event(old: Pod, new: Pod) -> ClusterEvent | None:
+    action = Action(0)
+    if old.labels != new.labels:
+        action |= Action.UPDATE_POD_LABEL
+    if any(new.requests.get(name, 0) < amount for name, amount in old.requests.items()):
+        action |= Action.UPDATE_POD_SCALE_DOWN
+    if old.node_name != new.node_name:
+        return ASSIGNED_POD_ADD
+    if not action:
+        return None
+    return ClusterEvent(Resource.ASSIGNED_POD, action, "AssignedPodUpdate")

@@ -1,0 +1,334 @@
+"""The scheduling loop: one decision at a time, bindings concurrent and bounded.
+
+`Scheduler` owns the cache, the queue and the live profiles. Watch handlers feed
+it objects (`on_pod`, `on_node`, ...); while active (the leader) it pops a pod,
+decides synchronously on the cache's cluster (no `await` between the decision and
+the assumption, so nothing interleaves), assumes the pod and starts its bind as a
+task. Binding failures forget the assumption and requeue the pod.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Iterable
+
+from berth.engine.algorithm import Scheduled, SchedulingError, SearchState, schedule_one
+from berth.engine.framework.events import ClusterEvent
+from berth.engine.framework.runtime import Framework
+from berth.engine.model.node import Node
+from berth.engine.model.pod import Pod
+from berth.scheduling import cluster_events
+from berth.scheduling.cache import SchedulerCache
+from berth.scheduling.ports import (
+    Binder,
+    BindOutcome,
+    Clock,
+    NullObserver,
+    Reporter,
+    SchedulingObserver,
+    SchedulingReason,
+)
+from berth.scheduling.profiles import LiveProfiles
+from berth.scheduling.queue import QueuedPodInfo, SchedulingQueue
+
+logger = logging.getLogger(__name__)
+
+FLUSH_INTERVAL = 1.0
+
+
+class Scheduler:
+    def __init__(
+        self,
+        *,
+        binder: Binder,
+        reporter: Reporter,
+        clock: Clock,
+        rng: random.Random,  # test seam: tie-breaks among equal scores
+        observer: SchedulingObserver | None = None,
+        max_binds_in_flight: int = 64,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        max_in_unschedulable: float = 300.0,
+        percentage_of_nodes_to_score: int = 0,
+    ) -> None:
+        self.cache = SchedulerCache()
+        self.profiles = LiveProfiles()
+        self.queue = SchedulingQueue(
+            clock=clock,
+            framework_for=self.profiles.for_pod,
+            initial_backoff=initial_backoff,
+            max_backoff=max_backoff,
+            max_in_unschedulable=max_in_unschedulable,
+        )
+        self._binder = binder
+        self._reporter = reporter
+        self._clock = clock
+        self._rng = rng
+        self._observer: SchedulingObserver = observer or NullObserver()
+        self._search = SearchState(percentage_of_nodes_to_score=percentage_of_nodes_to_score)
+        self._bind_slots = asyncio.Semaphore(max_binds_in_flight)
+        self._binds: set[asyncio.Task[None]] = set()
+        # Bumped on every activation change: a bind started under an older epoch
+        # must not be posted, so queued work never binds after a pause.
+        self._epoch = 0
+        self.active = False
+
+    # ------------------------------------------------------------------ watch intake
+
+    def on_pod(self, pod: Pod) -> None:
+        """A pod was listed, added or changed."""
+        if pod.is_terminal:
+            self.on_pod_deleted(pod)
+            return
+        if pod.node_name:
+            self.queue.delete(pod)
+            previous = self.cache.upsert_pod(pod)
+            event = (
+                cluster_events.ASSIGNED_POD_ADD
+                if previous is None
+                else cluster_events.assigned_pod_update_event(previous, pod)
+            )
+            self._notify(event, previous, pod)
+            return
+        if self.profiles.for_pod(pod) is None or pod.terminating:
+            self.queue.delete(pod)
+            return
+        if self.cache.is_assumed(pod.uid):
+            return  # our bind is in flight; the watch has not caught up yet
+        existing = self.queue.get(pod.uid)
+        if existing is None:
+            self.queue.add(pod)
+        else:
+            self.queue.update(existing.pod, pod)
+
+    def on_pod_deleted(self, pod: Pod) -> None:
+        self.queue.delete(pod)
+        removed = self.cache.remove_pod(pod.uid)
+        if removed is not None:
+            self._notify(cluster_events.ASSIGNED_POD_DELETE, removed, None)
+
+    def on_node(self, node: Node) -> None:
+        previous = self.cache.upsert_node(node)
+        if previous is None:
+            self._notify(cluster_events.NODE_ADD, None, node)
+        else:
+            self._notify(cluster_events.node_update_event(previous, node), previous, node)
+
+    def on_node_deleted(self, name: str) -> None:
+        previous = self.cache.remove_node(name)
+        if previous is not None:
+            self._notify(cluster_events.NODE_DELETE, previous, None)
+
+    def reconcile(self, nodes: Iterable[Node], pods: Iterable[Pod]) -> None:
+        """Converge the cache and the queue to a full listing from the API."""
+        pod_list = list(pods)
+        ghosts = self.cache.reconcile(nodes, pod_list)
+        if any(ghosts):
+            logger.info("Reconciled the cache: dropped %d ghost node(s), %d ghost pod(s)", *ghosts)
+        listed = {pod.uid for pod in pod_list}
+        for info in list(self.queue.all()):
+            if info.pod.uid not in listed:
+                self.queue.delete(info.pod)
+        for pod in pod_list:
+            self.on_pod(pod)
+
+    def set_profile(self, framework: Framework) -> None:
+        self.profiles.set(framework)
+
+    def remove_profile(self, scheduler_name: str) -> None:
+        self.profiles.remove(scheduler_name)
+        for info in list(self.queue.all()):
+            if info.pod.scheduler_name == scheduler_name:
+                self.queue.delete(info.pod)
+
+    def _notify(self, event: ClusterEvent | None, old: object, new: object) -> None:
+        if event is not None:
+            self.queue.on_cluster_event(event, old, new)
+
+    # ------------------------------------------------------------------ leadership
+
+    def activate(self) -> None:
+        self._epoch += 1
+        self.active = True
+
+    def deactivate(self) -> None:
+        """Stop deciding and binding; forget assumptions of binds that have not been posted."""
+        self._epoch += 1
+        self.active = False
+
+    # ------------------------------------------------------------------ the loop
+
+    async def run(self) -> None:
+        """Pop and schedule forever (while active); cancel the task to stop."""
+        flusher = asyncio.create_task(self._flush_forever())
+        try:
+            while True:
+                info = await self.queue.pop()
+                if not self.active:
+                    self.queue.add_unschedulable(
+                        info, unschedulable_plugins=set(), pending_plugins=set(), error=True
+                    )
+                    await asyncio.sleep(0)
+                    continue
+                self.schedule_one(info)
+                # Give watch handlers and binds a turn between decisions.
+                await asyncio.sleep(0)
+        finally:
+            flusher.cancel()
+
+    async def _flush_forever(self) -> None:
+        while True:
+            await asyncio.sleep(FLUSH_INTERVAL)  # wall-clock cadence of the queue's own timers
+            self.queue.flush(self._clock.now())
+            self._observer.pending(self.queue.pending_counts())
+            self._observer.cache_size(
+                nodes=self.cache.cluster.node_count,
+                pods=self.cache.cluster.pod_total,
+                assumed=self.cache.assumed_count,
+            )
+
+    def schedule_one(self, info: QueuedPodInfo) -> None:
+        """One synchronous scheduling cycle for a popped pod."""
+        pod = info.pod
+        framework = self.profiles.for_pod(pod)
+        if framework is None:
+            self.queue.done(pod.uid)
+            return
+        if pod.terminating:
+            self.queue.done(pod.uid)
+            return
+        started = self._clock.now()
+        decision = schedule_one(
+            framework, self.cache.cluster, pod, search=self._search, rng=self._rng
+        )
+        self._observer.algorithm(seconds=self._clock.now() - started)
+        if isinstance(decision, Scheduled):
+            self._assume_and_bind(info, framework, decision, started)
+            return
+        if isinstance(decision, SchedulingError):
+            self._observer.attempt(
+                result="error", profile=framework.profile_name, seconds=self._clock.now() - started
+            )
+            self._reporter.failed(
+                pod,
+                decision.message,
+                reason=SchedulingReason.SCHEDULER_ERROR,
+                profile=framework.profile_name,
+            )
+            self.queue.add_unschedulable(
+                info, unschedulable_plugins=set(), pending_plugins=set(), error=True
+            )
+            return
+        self._observer.attempt(
+            result="unschedulable",
+            profile=framework.profile_name,
+            seconds=self._clock.now() - started,
+        )
+        self._reporter.failed(
+            pod,
+            decision.message,
+            reason=SchedulingReason.UNSCHEDULABLE,
+            profile=framework.profile_name,
+        )
+        self.queue.add_unschedulable(
+            info,
+            unschedulable_plugins=set(decision.diagnosis.unschedulable_plugins),
+            pending_plugins=set(decision.diagnosis.pending_plugins),
+            error=False,
+        )
+
+    def _assume_and_bind(
+        self, info: QueuedPodInfo, framework: Framework, decision: Scheduled, started: float
+    ) -> None:
+        pod = info.pod
+        node_name = decision.node_name
+        self.cache.assume(pod, node_name)
+        status = framework.run_reserve(decision.state, pod, node_name)
+        if status.is_success:
+            status, _timeout = framework.run_permit(decision.state, pod, node_name)
+        if not status.is_success:
+            # Permit waiting is not offered by any in-tree plugin; treat it as a rejection.
+            framework.run_unreserve(decision.state, pod, node_name)
+            self.cache.forget(pod.uid)
+            self._reporter.failed(
+                pod,
+                status.message,
+                reason=SchedulingReason.UNSCHEDULABLE,
+                profile=framework.profile_name,
+            )
+            self.queue.add_unschedulable(
+                info,
+                unschedulable_plugins={status.plugin} if status.plugin else set(),
+                pending_plugins=set(),
+                error=not status.is_rejection,
+            )
+            return
+        self._observer.attempt(
+            result="scheduled", profile=framework.profile_name, seconds=self._clock.now() - started
+        )
+        task = asyncio.create_task(self._bind(info, framework, decision, self._epoch))
+        self._binds.add(task)
+        task.add_done_callback(self._binds.discard)
+
+    async def _bind(
+        self, info: QueuedPodInfo, framework: Framework, decision: Scheduled, epoch: int
+    ) -> None:
+        pod = info.pod
+        node_name = decision.node_name
+        async with self._bind_slots:
+            if epoch != self._epoch or not self.active:
+                # Leadership changed while this bind waited: never post it.
+                self._undo(info, framework, decision, requeue=False)
+                return
+            self._observer.bindings_in_flight(len(self._binds))
+            started = self._clock.now()
+            try:
+                result = await self._binder.bind(pod, node_name)
+            except Exception as error:  # a binder bug must not kill the loop
+                logger.exception("Binding %s to %s failed unexpectedly", pod.key, node_name)
+                result_outcome, message = BindOutcome.FAILED, str(error)
+            else:
+                result_outcome, message = result.outcome, result.message
+            self._observer.binding(result=result_outcome.value, seconds=self._clock.now() - started)
+        if result_outcome is BindOutcome.BOUND:
+            self.cache.finish_binding(pod.uid)
+            self.queue.done(pod.uid)
+            self._observer.scheduled(
+                attempts=info.attempts,
+                seconds_since_first_attempt=self._clock.now()
+                - (info.initial_attempt_timestamp or started),
+            )
+            self._reporter.scheduled(pod, node_name, profile=framework.profile_name)
+            return
+        logger.info(
+            "Binding %s to %s failed (%s): %s", pod.key, node_name, result_outcome.value, message
+        )
+        self._undo(info, framework, decision, requeue=result_outcome is not BindOutcome.GONE)
+        if result_outcome is not BindOutcome.GONE:
+            self._reporter.failed(
+                pod,
+                f"Binding rejected: {message}" if message else "Binding rejected",
+                reason=SchedulingReason.SCHEDULER_ERROR,
+                profile=framework.profile_name,
+            )
+
+    def _undo(
+        self, info: QueuedPodInfo, framework: Framework, decision: Scheduled, *, requeue: bool
+    ) -> None:
+        pod = info.pod
+        framework.run_unreserve(decision.state, pod, decision.node_name)
+        forgotten = self.cache.forget(pod.uid)
+        if forgotten is not None:
+            # Freed capacity may help others, as if an assigned pod were deleted.
+            self._notify(cluster_events.ASSIGNED_POD_DELETE, forgotten, None)
+        if requeue and self.active:
+            self.queue.requeue_after_bind_failure(info)
+        else:
+            self.queue.done(pod.uid)
+
+    async def drain_binds(self) -> None:
+        """Wait for every bind task started so far (tests and graceful shutdown)."""
+        while self._binds:
+            await asyncio.gather(*list(self._binds), return_exceptions=True)
