@@ -13,42 +13,52 @@ from numpy.typing import NDArray
 
 from berth.engine.cluster import ClusterState, NodeSlots
 from berth.engine.cluster.queries import PodClause, PodQuery
+from berth.engine.cluster.state import MISSING
 from berth.engine.model.pod import PodAffinityTerm
 
 
 @dataclass(frozen=True, slots=True)
 class DomainTotals:
-    """Totals per value of `key`: a node's domain total is `per_value[column[slot]]`."""
+    """Totals per value of `key`: a node's domain total is `per_value[column[slot]]`.
+
+    `per_value` has one extra, last entry that is always 0: a node without the key
+    has value id `MISSING` (-1), which numpy reads as that last entry.
+    """
 
     key: str
-    column: NDArray[np.int32]  # value id per slot, negative when the node lacks the key
+    column: NDArray[np.int32]  # value id per slot, MISSING when the node lacks the key
     per_value: NDArray[np.int64]
 
     def has_key(self, slots: NodeSlots) -> NDArray[np.bool_]:
-        return self.column[slots] >= 0
+        present: NDArray[np.bool_] = self.column[slots] != MISSING
+        return present
 
     def at(self, slots: NodeSlots) -> NDArray[np.int64]:
         """The total of each slot's domain; 0 for nodes without the key."""
-        ids = self.column[slots]
-        present = ids >= 0
-        totals = np.zeros(len(slots), dtype=np.int64)
-        totals[present] = self.per_value[ids[present]]
+        totals: NDArray[np.int64] = self.per_value[self.column[slots]]
         return totals
+
+    @property
+    def any_domain(self) -> bool:
+        """True when some domain has a non-zero total."""
+        return bool(self.per_value.any())
 
 
 def fold_by_domain(cluster: ClusterState, key: str, per_slot: NDArray[np.int64]) -> DomainTotals:
     """Sum `per_slot` over the nodes sharing each value of `key` (nodes without it count nowhere)."""
     column = cluster.label_column(key)
-    values = column.values
-    present = values >= 0
-    sums = np.bincount(values[present], weights=per_slot[present], minlength=len(column.vocabulary))
-    return DomainTotals(key, values, np.rint(sums).astype(np.int64))
+    width = len(column.vocabulary)
+    # Shift ids by one so that MISSING lands in bucket 0, which is then dropped.
+    sums = np.bincount(column.values + 1, weights=per_slot, minlength=width + 1)
+    per_value = np.zeros(width + 1, dtype=np.int64)
+    per_value[:width] = np.rint(sums[1 : width + 1])
+    return DomainTotals(key, column.values, per_value)
 
 
 def on_keyed_nodes(cluster: ClusterState, key: str, per_slot: NDArray[np.int64]) -> bool:
     """True when some node carrying label `key` has a non-zero entry in `per_slot`."""
-    present = cluster.label_column(key).values >= 0
-    return bool(per_slot[present].any())
+    present = cluster.label_column(key).values != MISSING
+    return bool(np.logical_and(per_slot, present).any())
 
 
 def pods_matching_all(

@@ -30,7 +30,6 @@ from berth.engine.model.pod import Pod, PodAffinityTerm
 from berth.engine.plugins.inter_pod_affinity.domains import (
     DomainTotals,
     fold_by_domain,
-    on_keyed_nodes,
     pods_matching_all,
 )
 
@@ -74,7 +73,7 @@ def _affinity_totals(cluster: ClusterState, pod: Pod) -> tuple[tuple[DomainTotal
     per_slot = pods_matching_all(cluster, terms)
     keys = list(dict.fromkeys(term.topology_key for term in terms))
     totals = tuple(fold_by_domain(cluster, key, per_slot) for key in keys)
-    nothing_counted = not any(on_keyed_nodes(cluster, key, per_slot) for key in keys)
+    nothing_counted = not any(entry.any_domain for entry in totals)
     first_pod = nothing_counted and matches_all_terms(
         terms, pod, cluster.namespace_labels(pod.namespace)
     )
@@ -88,8 +87,9 @@ def _anti_affinity_totals(cluster: ClusterState, pod: Pod) -> tuple[DomainTotals
         if clause is None:
             continue
         per_slot = cluster.matching_pod_counts(PodQuery((clause,)))
-        if on_keyed_nodes(cluster, term.topology_key, per_slot):
-            totals.append(fold_by_domain(cluster, term.topology_key, per_slot))
+        entry = fold_by_domain(cluster, term.topology_key, per_slot)
+        if entry.any_domain:
+            totals.append(entry)
     return tuple(totals)
 
 
@@ -105,12 +105,9 @@ def _existing_anti_affinity_totals(cluster: ClusterState, pod: Pod) -> tuple[Dom
         if not term.matches(pod.namespace, pod.labels, namespace_labels):
             continue
         summed = per_key.get(term.topology_key)
-        per_key[term.topology_key] = per_slot.copy() if summed is None else summed + per_slot
-    return tuple(
-        fold_by_domain(cluster, key, per_slot)
-        for key, per_slot in per_key.items()
-        if on_keyed_nodes(cluster, key, per_slot)
-    )
+        per_key[term.topology_key] = per_slot if summed is None else summed + per_slot
+    folded = (fold_by_domain(cluster, key, per_slot) for key, per_slot in per_key.items())
+    return tuple(entry for entry in folded if entry.any_domain)
 
 
 def compute_filter_state(cluster: ClusterState, pod: Pod) -> FilterState:
