@@ -159,7 +159,9 @@ def parse_args(args: PluginArgs | None) -> SpreadArgs:
     unknown = sorted(set(args) - _ARG_FIELDS)
     if unknown:
         raise _invalid(unknown[0], "unknown field")
-    raw_constraints = args.get("defaultConstraints") or []
+    raw_constraints = args.get("defaultConstraints")
+    if raw_constraints is None:
+        raw_constraints = []
     if not isinstance(raw_constraints, list):
         raise _invalid("defaultConstraints", f"expected a list, got {raw_constraints!r}")
     constraints = tuple(
