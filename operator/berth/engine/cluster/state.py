@@ -103,6 +103,8 @@ class ClusterState:
         self._term_counts: dict[TermKey, NDArray[np.int64]] = {}
         self._namespace_labels: dict[str, dict[str, str]] = {}
         self._workloads: dict[tuple[str, str, str], Workload] = {}
+        # Bumped on every workload change, so readers can cache what they derive from workloads.
+        self.workload_generation = 0
         self._image_node_counts: dict[str, int] = {}
         self.pods_with_required_anti_affinity = 0
         self._pdbs: dict[tuple[str, str], PodDisruptionBudget] = {}
@@ -483,10 +485,12 @@ class ClusterState:
 
     def set_workload(self, workload: Workload) -> None:
         self._workloads[(workload.kind, workload.namespace, workload.name)] = workload
+        self.workload_generation += 1
         self.generation += 1
 
     def remove_workload(self, kind: str, namespace: str, name: str) -> None:
         if self._workloads.pop((kind, namespace, name), None) is not None:
+            self.workload_generation += 1
             self.generation += 1
 
     # ------------------------------------------------------------------ derived per-node views
