@@ -371,6 +371,7 @@ EXPECTED_PERMISSIONS = {
     ("berth.dev", "schedulerprofiles", "get", "*"),
     ("berth.dev", "schedulerprofiles", "list", "*"),
     ("berth.dev", "schedulerprofiles", "watch", "*"),
+    ("berth.dev", "schedulerprofiles", "patch", "*"),
     ("berth.dev", "schedulerprofiles/status", "patch", "*"),
     ("kopf.dev", "clusterkopfpeerings", "list", "*"),
     ("kopf.dev", "clusterkopfpeerings", "watch", "*"),

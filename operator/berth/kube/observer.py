@@ -1,0 +1,36 @@
+"""The scheduling layer's observer hooks, backed by Berth's Prometheus metrics."""
+
+from __future__ import annotations
+
+from berth.kube.metrics import SchedulerMetrics
+
+
+class PrometheusObserver:
+    """Implements `berth.scheduling.ports.SchedulingObserver` (plus leadership) on `SchedulerMetrics`."""
+
+    def __init__(self, metrics: SchedulerMetrics) -> None:
+        self.metrics = metrics
+
+    def attempt(self, *, result: str, profile: str, seconds: float) -> None:
+        self.metrics.observe_attempt(result, profile, seconds)
+
+    def algorithm(self, *, seconds: float) -> None:
+        self.metrics.observe_algorithm(seconds)
+
+    def scheduled(self, *, attempts: int, seconds_since_first_attempt: float) -> None:
+        self.metrics.observe_pod_scheduled(attempts=attempts, sli_seconds=seconds_since_first_attempt)
+
+    def binding(self, *, result: str, seconds: float) -> None:
+        self.metrics.observe_binding(result, seconds)
+
+    def bindings_in_flight(self, count: int) -> None:
+        self.metrics.bindings_in_flight.set(count)
+
+    def pending(self, counts: dict[str, int]) -> None:
+        self.metrics.set_pending_pods(counts)
+
+    def cache_size(self, *, nodes: int, pods: int, assumed: int) -> None:
+        self.metrics.set_cache_size(nodes=nodes, pods=pods, assumed_pods=assumed)
+
+    def leader(self, leading: bool) -> None:
+        self.metrics.set_leader(leading)

@@ -1,0 +1,164 @@
+"""Keeps the live profiles equal to the valid SchedulerProfile resources, and says so in their status.
+
+A valid profile is built completely and swapped in whole; an invalid edit is
+reported on the resource (`Accepted=False`, a message naming the field) while
+the last good version keeps serving; deleting the resource retires its
+schedulerName.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from berth.profiles import InvalidProfileError, LoadedProfile, load_profile
+from berth.scheduling.loop import Scheduler
+
+logger = logging.getLogger(__name__)
+
+PROFILES_PATH = "/apis/berth.dev/v1alpha1/schedulerprofiles"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    accepted: bool
+    reason: str
+    message: str
+    generation: int
+    serving_generation: int | None
+
+
+class ProfileController:
+    def __init__(self, scheduler: Scheduler, session: Any) -> None:
+        self._scheduler = scheduler
+        self._session = session
+        # resource name -> what it serves (the last good version)
+        self._serving: dict[str, LoadedProfile] = {}
+
+    def serving(self) -> Mapping[str, LoadedProfile]:
+        return dict(self._serving)
+
+    def configz(self) -> dict[str, Any]:
+        return {
+            loaded.scheduler_name: {
+                "resource": name,
+                "generation": loaded.generation,
+                "plugins": {
+                    point: loaded.framework.plugin_names(point)
+                    for point in (
+                        "preEnqueue",
+                        "queueSort",
+                        "preFilter",
+                        "filter",
+                        "postFilter",
+                        "preScore",
+                        "score",
+                        "reserve",
+                        "permit",
+                        "preBind",
+                        "bind",
+                        "postBind",
+                    )
+                },
+                "scoreWeights": loaded.framework.score_weights,
+                "percentageOfNodesToScore": loaded.framework.percentage_of_nodes_to_score,
+            }
+            for name, loaded in sorted(self._serving.items())
+        }
+
+    def apply(self, document: Mapping[str, Any]) -> Verdict:
+        """Validate one SchedulerProfile and swap it in when valid (pure decision + in-memory swap)."""
+        metadata = document.get("metadata") or {}
+        name = metadata.get("name", "")
+        generation = int(metadata.get("generation") or 0)
+        previous = self._serving.get(name)
+        try:
+            loaded = load_profile(document)
+        except InvalidProfileError as error:
+            logger.warning("%s (the last good version keeps serving)", error)
+            return Verdict(
+                False,
+                "Invalid",
+                f"{error.field}: {error.problem}",
+                generation,
+                previous.generation if previous else None,
+            )
+        for other_name, other in self._serving.items():
+            if other_name != name and other.scheduler_name == loaded.scheduler_name:
+                message = f"spec.schedulerName: {loaded.scheduler_name!r} is already served by SchedulerProfile {other_name}"
+                return Verdict(
+                    False,
+                    "Conflict",
+                    message,
+                    generation,
+                    previous.generation if previous else None,
+                )
+        if previous is not None and previous.scheduler_name != loaded.scheduler_name:
+            self._scheduler.remove_profile(previous.scheduler_name)
+        self._serving[name] = loaded
+        self._scheduler.set_profile(loaded.framework)
+        logger.info(
+            "Profile %s serves schedulerName %s (generation %d)",
+            name,
+            loaded.scheduler_name,
+            generation,
+        )
+        return Verdict(
+            True, "Valid", f"serving schedulerName {loaded.scheduler_name}", generation, generation
+        )
+
+    def delete(self, name: str) -> None:
+        loaded = self._serving.pop(name, None)
+        if loaded is not None:
+            self._scheduler.remove_profile(loaded.scheduler_name)
+            logger.info(
+                "Profile %s deleted: schedulerName %s is no longer served",
+                name,
+                loaded.scheduler_name,
+            )
+
+    async def report(self, document: Mapping[str, Any], verdict: Verdict) -> None:
+        """Write the verdict to the resource's status, unless it already says exactly that."""
+        metadata = document.get("metadata") or {}
+        name = metadata.get("name", "")
+        status = document.get("status") or {}
+        current = next(
+            (c for c in status.get("conditions") or [] if c.get("type") == "Accepted"), None
+        )
+        wanted_status = "True" if verdict.accepted else "False"
+        if (
+            current is not None
+            and current.get("status") == wanted_status
+            and current.get("reason") == verdict.reason
+            and current.get("message") == verdict.message
+            and status.get("observedGeneration") == verdict.generation
+            and status.get("servingGeneration") == verdict.serving_generation
+        ):
+            return
+        changed = current is None or current.get("status") != wanted_status
+        now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        condition = {
+            "type": "Accepted",
+            "status": wanted_status,
+            "reason": verdict.reason,
+            "message": verdict.message,
+            "observedGeneration": verdict.generation,
+            "lastTransitionTime": now if changed else current.get("lastTransitionTime", now),  # type: ignore[union-attr]
+        }
+        body: dict[str, Any] = {
+            "status": {
+                "observedGeneration": verdict.generation,
+                "conditions": [condition],
+            }
+        }
+        if verdict.serving_generation is not None:
+            body["status"]["servingGeneration"] = verdict.serving_generation
+        try:
+            await self._session.patch_json(
+                f"{PROFILES_PATH}/{name}/status", body, content_type="merge"
+            )
+        except Exception as error:  # the status is advisory; the next event retries it
+            logger.warning("Could not write the status of SchedulerProfile %s: %s", name, error)
