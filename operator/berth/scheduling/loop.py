@@ -74,6 +74,9 @@ class Scheduler:
         # must not be posted, so queued work never binds after a pause.
         self._epoch = 0
         self.active = False
+        # Unassigned pods naming a schedulerName no live profile serves: they
+        # join the queue as soon as a profile for their name appears.
+        self._unserved: dict[str, Pod] = {}
 
     # ------------------------------------------------------------------ watch intake
 
@@ -83,6 +86,7 @@ class Scheduler:
             self.on_pod_deleted(pod)
             return
         if pod.node_name:
+            self._unserved.pop(pod.uid, None)
             self.queue.delete(pod)
             previous = self.cache.upsert_pod(pod)
             event = (
@@ -94,7 +98,12 @@ class Scheduler:
             return
         if self.profiles.for_pod(pod) is None or pod.terminating:
             self.queue.delete(pod)
+            if pod.terminating:
+                self._unserved.pop(pod.uid, None)
+            else:
+                self._unserved[pod.uid] = pod
             return
+        self._unserved.pop(pod.uid, None)
         if self.cache.is_assumed(pod.uid):
             return  # our bind is in flight; the watch has not caught up yet
         existing = self.queue.get(pod.uid)
@@ -104,6 +113,7 @@ class Scheduler:
             self.queue.update(existing.pod, pod)
 
     def on_pod_deleted(self, pod: Pod) -> None:
+        self._unserved.pop(pod.uid, None)
         self.queue.delete(pod)
         removed = self.cache.remove_pod(pod.uid)
         if removed is not None:
@@ -128,7 +138,8 @@ class Scheduler:
         if any(ghosts):
             logger.info("Reconciled the cache: dropped %d ghost node(s), %d ghost pod(s)", *ghosts)
         listed = {pod.uid for pod in pod_list}
-        for info in list(self.queue.all()):
+        self._unserved = {uid: pod for uid, pod in self._unserved.items() if uid in listed}
+        for info in list(self.queue):
             if info.pod.uid not in listed:
                 self.queue.delete(info.pod)
         for pod in pod_list:
@@ -136,12 +147,17 @@ class Scheduler:
 
     def set_profile(self, framework: Framework) -> None:
         self.profiles.set(framework)
+        for pod in [
+            p for p in self._unserved.values() if p.scheduler_name == framework.profile_name
+        ]:
+            self.on_pod(pod)
 
     def remove_profile(self, scheduler_name: str) -> None:
         self.profiles.remove(scheduler_name)
-        for info in list(self.queue.all()):
+        for info in list(self.queue):
             if info.pod.scheduler_name == scheduler_name:
                 self.queue.delete(info.pod)
+                self._unserved[info.pod.uid] = info.pod
 
     def _notify(self, event: ClusterEvent | None, old: object, new: object) -> None:
         if event is not None:
@@ -154,9 +170,12 @@ class Scheduler:
         self.active = True
 
     def deactivate(self) -> None:
-        """Stop deciding and binding; forget assumptions of binds that have not been posted."""
+        """Stop deciding and binding. Binds not yet posted are dropped; the queue is
+        emptied because a paused replica stops watching, and the next activation
+        rebuilds it from a fresh listing."""
         self._epoch += 1
         self.active = False
+        self.queue.clear()
 
     # ------------------------------------------------------------------ the loop
 

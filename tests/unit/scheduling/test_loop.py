@@ -1,0 +1,178 @@
+"""The scheduling loop: assume before bind, bounded concurrent binds, failures forget and requeue."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass, field
+
+import pytest
+
+from berth.engine.model.node import Node
+from berth.engine.model.pod import Pod
+from berth.scheduling.loop import Scheduler
+from berth.scheduling.ports import BindOutcome, BindResult, SchedulingReason
+from tests.builders import make_node, make_pod
+from tests.unit.engine.fakes import FakeFilter, FakeScore, framework_with
+
+
+@dataclass
+class FakeClock:
+    now_value: float = 1000.0
+
+    def now(self) -> float:
+        return self.now_value
+
+
+@dataclass
+class FakeBinder:
+    outcomes: dict[str, BindOutcome] = field(default_factory=dict)
+    posted: list[tuple[str, str]] = field(default_factory=list)
+    gate: asyncio.Event | None = None
+
+    async def bind(self, pod: Pod, node_name: str) -> BindResult:
+        if self.gate is not None:
+            await self.gate.wait()
+        self.posted.append((pod.name, node_name))
+        return BindResult(self.outcomes.get(pod.name, BindOutcome.BOUND), "test")
+
+
+@dataclass
+class FakeReporter:
+    scheduled_pods: list[tuple[str, str, str]] = field(default_factory=list)
+    failures: list[tuple[str, str, SchedulingReason]] = field(default_factory=list)
+
+    def scheduled(self, pod: Pod, node_name: str, *, profile: str) -> None:
+        self.scheduled_pods.append((pod.name, node_name, profile))
+
+    def failed(self, pod: Pod, message: str, *, reason: SchedulingReason, profile: str) -> None:
+        self.failures.append((pod.name, message, reason))
+
+
+def _scheduler(binder: FakeBinder, reporter: FakeReporter, *plugins: object) -> Scheduler:
+    scheduler = Scheduler(binder=binder, reporter=reporter, clock=FakeClock(), rng=random.Random(1))
+    scheduler.set_profile(framework_with(*plugins))
+    scheduler.activate()
+    return scheduler
+
+
+def _cycle(scheduler: Scheduler) -> None:
+    info = scheduler.queue.pop_nowait()
+    assert info is not None
+    scheduler.schedule_one(info)
+
+
+def _pod(name: str) -> Pod:
+    return make_pod(name).scheduler("test").req(cpu="1").build()
+
+
+def _node(name: str) -> Node:
+    return make_node(name).capacity(cpu="1", memory="1Gi", pods=10).build()
+
+
+async def test_assumes_before_binding_so_the_next_decision_sees_the_pod() -> None:
+    binder = FakeBinder(gate=asyncio.Event())
+    reporter = FakeReporter()
+    fits = FakeFilter("Fits")
+    scheduler = _scheduler(binder, reporter, fits)
+    scheduler.on_node(_node("a"))
+    scheduler.on_pod(_pod("first"))
+    _cycle(scheduler)
+    slot = scheduler.cache.cluster.slot_of("a")
+    assert slot is not None
+    assert scheduler.cache.assumed_count == 1
+    assert int(scheduler.cache.cluster.requested[slot, 0]) == 1000  # reserved before the bind lands
+    binder.gate.set()  # type: ignore[union-attr]
+    await scheduler.drain_binds()
+    assert binder.posted == [("first", "a")]
+    assert reporter.scheduled_pods == [("first", "a", "test")]
+
+
+async def test_conflict_forgets_the_assumption_and_requeues() -> None:
+    binder = FakeBinder(outcomes={"p": BindOutcome.CONFLICT})
+    reporter = FakeReporter()
+    scheduler = _scheduler(binder, reporter, FakeFilter("Fits"))
+    scheduler.on_node(_node("a"))
+    pod = _pod("p")
+    scheduler.on_pod(pod)
+    _cycle(scheduler)
+    await scheduler.drain_binds()
+    assert not scheduler.cache.is_assumed(pod.uid)
+    assert scheduler.cache.cluster.pod(pod.uid) is None
+    assert scheduler.queue.queue_of(pod.uid) == "backoff"
+    assert reporter.failures and reporter.failures[0][2] is SchedulingReason.SCHEDULER_ERROR
+
+
+async def test_gone_pod_is_dropped_not_requeued() -> None:
+    binder = FakeBinder(outcomes={"p": BindOutcome.GONE})
+    scheduler = _scheduler(binder, FakeReporter(), FakeFilter("Fits"))
+    scheduler.on_node(_node("a"))
+    pod = _pod("p")
+    scheduler.on_pod(pod)
+    _cycle(scheduler)
+    await scheduler.drain_binds()
+    assert pod.uid not in scheduler.queue
+    assert scheduler.cache.cluster.pod(pod.uid) is None
+
+
+async def test_no_bind_is_posted_after_losing_leadership() -> None:
+    binder = FakeBinder(gate=asyncio.Event())
+    scheduler = _scheduler(binder, FakeReporter(), FakeFilter("Fits"))
+    scheduler.on_node(_node("a"))
+    scheduler.on_pod(_pod("p"))
+    _cycle(scheduler)
+    scheduler.deactivate()
+    binder.gate.set()  # type: ignore[union-attr]
+    await scheduler.drain_binds()
+    assert binder.posted == []
+    assert scheduler.cache.assumed_count == 0
+
+
+async def test_unschedulable_pod_reports_and_waits_for_a_helpful_event() -> None:
+    reporter = FakeReporter()
+    scheduler = _scheduler(
+        FakeBinder(), reporter, FakeFilter("Deny", reject={"a"}, reason="node(s) nope")
+    )
+    scheduler.on_node(_node("a"))
+    pod = _pod("p")
+    scheduler.on_pod(pod)
+    _cycle(scheduler)
+    assert reporter.failures == [
+        ("p", "0/1 nodes are available: 1 node(s) nope.", SchedulingReason.UNSCHEDULABLE)
+    ]
+    assert scheduler.queue.queue_of(pod.uid) == "unschedulable"
+
+
+async def test_bound_pod_from_the_watch_confirms_the_assumption() -> None:
+    scheduler = _scheduler(FakeBinder(), FakeReporter(), FakeFilter("Fits"))
+    scheduler.on_node(_node("a"))
+    pod = _pod("p")
+    scheduler.on_pod(pod)
+    _cycle(scheduler)
+    await scheduler.drain_binds()
+    scheduler.on_pod(make_pod("p").uid(pod.uid).scheduler("test").req(cpu="1").node("a").build())
+    assert not scheduler.cache.is_assumed(pod.uid)
+    assert scheduler.cache.cluster.pod(pod.uid) is not None
+
+
+async def test_pods_wait_for_their_profile_to_appear() -> None:
+    scheduler = Scheduler(
+        binder=FakeBinder(), reporter=FakeReporter(), clock=FakeClock(), rng=random.Random(1)
+    )
+    scheduler.on_node(_node("a"))
+    pod = _pod("p")
+    scheduler.on_pod(pod)
+    assert pod.uid not in scheduler.queue
+    scheduler.set_profile(framework_with(FakeFilter("Fits"), FakeScore("S")))
+    assert pod.uid in scheduler.queue
+
+
+@pytest.mark.parametrize("phase", ["Succeeded", "Failed"])
+async def test_terminal_pods_leave_queue_and_cache(phase: str) -> None:
+    scheduler = _scheduler(FakeBinder(), FakeReporter(), FakeFilter("Fits"))
+    scheduler.on_node(_node("a"))
+    bound = make_pod("b").req(cpu="1").node("a").build()
+    scheduler.on_pod(bound)
+    assert scheduler.cache.cluster.pod(bound.uid) is not None
+    scheduler.on_pod(make_pod("b").uid(bound.uid).req(cpu="1").node("a").phase(phase).build())
+    assert scheduler.cache.cluster.pod(bound.uid) is None
