@@ -1,0 +1,331 @@
+"""One shared keep-alive HTTP session to the API server, raw JSON in and out.
+
+The hot path (Bindings, events, status patches) does not go through a generated
+client: model (de)serialisation costs more CPU than the request itself, and the
+official client cannot even read a Binding's answer. This session is deliberately
+kind-agnostic: callers give API paths and JSON and get JSON (or a typed error).
+
+Credentials come from kopf's login (`from_connection_info`, so the operator and
+its handlers authenticate the same way) or from a kubeconfig file. A 401 raises
+`Unauthorized`; when the token came from a file (in-cluster ServiceAccount
+tokens rotate), the file is re-read once and the request retried first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, Self
+
+import aiohttp
+import kopf
+import yaml
+
+__all__ = [
+    "DEFAULT_CONNECTION_LIMIT",
+    "ApiError",
+    "ApiSession",
+    "ApiTransportError",
+    "JsonObject",
+    "PatchType",
+    "Unauthorized",
+    "connection_info_from_kubeconfig",
+]
+
+JsonObject = dict[str, Any]
+PatchType = Literal["merge", "strategic", "json-patch"]
+
+# Bindings, events and status patches share these keep-alive connections; the
+# callers bound their own concurrency below this (binds in flight, reporter sends).
+DEFAULT_CONNECTION_LIMIT = 100
+DEFAULT_REQUEST_TIMEOUT = 30.0
+
+_PATCH_CONTENT_TYPES: dict[str, str] = {
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "json-patch": "application/json-patch+json",
+}
+
+
+class ApiError(Exception):
+    """A non-2xx answer. `reason` is the Status reason (e.g. Conflict), `message` its text."""
+
+    def __init__(
+        self, status: int, reason: str, message: str, *, method: str = "", path: str = ""
+    ) -> None:
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.method = method
+        self.path = path
+        where = f"{method} {path}: " if method else ""
+        super().__init__(f"{where}HTTP {status} {reason}: {message}")
+
+
+class Unauthorized(ApiError):
+    """401: the API server rejected the credentials (expired or wrong token, unknown cert)."""
+
+
+class ApiTransportError(Exception):
+    """No HTTP answer at all: connection refused or reset, TLS failure, timeout."""
+
+
+def _error_from(status: int, body: bytes, *, method: str, path: str) -> ApiError:
+    reason, message = "", body.decode("utf-8", errors="replace")
+    try:
+        decoded = json.loads(body) if body else None
+    except ValueError:
+        decoded = None
+    if isinstance(decoded, dict):
+        reason = str(decoded.get("reason", ""))
+        message = str(decoded.get("message", message))
+    if status == 401:
+        reason = reason or "Unauthorized"
+        return Unauthorized(
+            status,
+            reason,
+            f"the API server rejected Berth's credentials ({message or 'no message'})",
+            method=method,
+            path=path,
+        )
+    return ApiError(status, reason, message, method=method, path=path)
+
+
+class ApiSession:
+    """A keep-alive aiohttp session bound to one API server and one identity.
+
+    Create it inside the event loop that will use it (aiohttp's rule); use it
+    as `async with` or call `close()`.
+    """
+
+    def __init__(
+        self,
+        server: str,
+        *,
+        ssl_context: ssl.SSLContext | bool,
+        headers: Mapping[str, str] | None = None,
+        token_file: Path | None = None,
+        connection_limit: int = DEFAULT_CONNECTION_LIMIT,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+    ) -> None:
+        self.server = server.rstrip("/")
+        self._headers = {"Accept": "application/json", **(headers or {})}
+        self._token_file = token_file
+        self._timeout = aiohttp.ClientTimeout(total=request_timeout, sock_connect=10)
+        self._session = aiohttp.ClientSession(
+            base_url=self.server,
+            connector=aiohttp.TCPConnector(ssl=ssl_context, limit=connection_limit),
+            timeout=self._timeout,
+            # We decode JSON ourselves from bytes; no charset sniffing.
+            auto_decompress=True,
+        )
+
+    # -- construction ---------------------------------------------------------------------
+
+    @classmethod
+    def from_connection_info(
+        cls,
+        info: kopf.ConnectionInfo,
+        *,
+        token_file: Path | None = None,
+        connection_limit: int = DEFAULT_CONNECTION_LIMIT,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+    ) -> ApiSession:
+        """Reuse kopf's login result: same server, CA, client certificate and token."""
+        return cls(
+            info.server,
+            ssl_context=info.as_ssl_context(),
+            headers=info.as_http_headers(),
+            token_file=token_file,
+            connection_limit=connection_limit,
+            request_timeout=request_timeout,
+        )
+
+    @classmethod
+    def from_kubeconfig(
+        cls,
+        path: str | os.PathLike[str],
+        context: str | None = None,
+        *,
+        connection_limit: int = DEFAULT_CONNECTION_LIMIT,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+    ) -> ApiSession:
+        info, token_file = connection_info_from_kubeconfig(Path(path), context)
+        return cls.from_connection_info(
+            info,
+            token_file=token_file,
+            connection_limit=connection_limit,
+            request_timeout=request_timeout,
+        )
+
+    async def close(self) -> None:
+        await self._session.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._session.closed
+
+    # -- requests -------------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        """One call; the decoded JSON answer (None if empty), or ApiError / ApiTransportError."""
+        data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        status, raw = await self._send(method, path, data, params, content_type)
+        if status == 401 and self._reload_token():
+            status, raw = await self._send(method, path, data, params, content_type)
+        if status >= 300:
+            raise _error_from(status, raw, method=method, path=path)
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError as error:
+            raise ApiError(status, "BadResponse", f"undecodable answer: {error}") from None
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        data: bytes | None,
+        params: Mapping[str, str] | None,
+        content_type: str,
+    ) -> tuple[int, bytes]:
+        headers = self._headers
+        if data is not None:
+            headers = {**headers, "Content-Type": content_type}
+        try:
+            async with self._session.request(
+                method, path, data=data, params=params, headers=headers
+            ) as response:
+                return response.status, await response.read()
+        except (aiohttp.ClientError, TimeoutError, OSError) as error:
+            raise ApiTransportError(f"{method} {path}: {type(error).__name__}: {error}") from error
+
+    def _reload_token(self) -> bool:
+        """Re-read a rotated token file; True if the token changed (worth one retry)."""
+        if self._token_file is None:
+            return False
+        try:
+            token = self._token_file.read_text(encoding="utf-8").strip()
+        except OSError:
+            return False
+        header = f"Bearer {token}"
+        if not token or self._headers.get("Authorization") == header:
+            return False
+        self._headers = {**self._headers, "Authorization": header}
+        return True
+
+    async def get_json(self, path: str, *, params: Mapping[str, str] | None = None) -> JsonObject:
+        result: JsonObject = await self.request("GET", path, params=params)
+        return result
+
+    async def post_json(
+        self, path: str, body: Any, *, params: Mapping[str, str] | None = None
+    ) -> JsonObject:
+        result: JsonObject = await self.request("POST", path, body=body, params=params)
+        return result
+
+    async def patch_json(
+        self, path: str, body: Any, *, content_type: PatchType = "merge"
+    ) -> JsonObject:
+        result: JsonObject = await self.request(
+            "PATCH", path, body=body, content_type=_PATCH_CONTENT_TYPES[content_type]
+        )
+        return result
+
+    async def delete_json(self, path: str, *, params: Mapping[str, str] | None = None) -> Any:
+        return await self.request("DELETE", path, params=params)
+
+    async def list_json(
+        self, path: str, *, params: Mapping[str, str] | None = None, page_size: int = 500
+    ) -> tuple[list[JsonObject], str]:
+        """All items of a collection, paginated; also the list's resourceVersion."""
+        query = {**(params or {}), "limit": str(page_size)}
+        items: list[JsonObject] = []
+        while True:
+            page = await self.get_json(path, params=query)
+            items.extend(page.get("items") or [])
+            metadata = page.get("metadata") or {}
+            continue_token = metadata.get("continue")
+            if not continue_token:
+                return items, str(metadata.get("resourceVersion", ""))
+            query["continue"] = continue_token
+
+
+# -- kubeconfig ---------------------------------------------------------------------------
+
+
+def connection_info_from_kubeconfig(
+    path: Path, context: str | None = None
+) -> tuple[kopf.ConnectionInfo, Path | None]:
+    """The named (or current) context of a kubeconfig as kopf's ConnectionInfo.
+
+    Supports what Berth's deployments and tests use: server, CA file or data,
+    insecure-skip-tls-verify, client certificate/key files or data, token or
+    tokenFile. Relative file paths are relative to the kubeconfig. The second
+    value is the token file, if any, so the session can re-read it on a 401.
+    """
+    document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    name = context or document.get("current-context")
+    if not name:
+        raise ValueError(f"{path}: no context given and no current-context")
+
+    def entry(section: str, wanted: str) -> dict[str, Any]:
+        for item in document.get(section) or []:
+            if item.get("name") == wanted:
+                found: dict[str, Any] = item.get(section[:-1]) or {}
+                return found
+        raise ValueError(f"{path}: no {section[:-1]} named {wanted!r}")
+
+    ctx = entry("contexts", name)
+    cluster = entry("clusters", ctx["cluster"])
+    user = entry("users", ctx["user"]) if ctx.get("user") else {}
+
+    def file(value: str | None) -> str | None:
+        return None if not value else str((path.parent / value).resolve())
+
+    def data(value: str | None) -> str | None:
+        return value or None  # base64 PEM; kopf decodes it
+
+    token_file = file(user.get("tokenFile"))
+    token = user.get("token")
+    if token is None and token_file is not None:
+        token = Path(token_file).read_text(encoding="utf-8").strip()
+    info = kopf.ConnectionInfo(
+        server=cluster["server"],
+        ca_path=file(cluster.get("certificate-authority")),
+        ca_data=data(cluster.get("certificate-authority-data")),
+        insecure=bool(cluster.get("insecure-skip-tls-verify", False)),
+        certificate_path=file(user.get("client-certificate")),
+        certificate_data=data(user.get("client-certificate-data")),
+        private_key_path=file(user.get("client-key")),
+        private_key_data=data(user.get("client-key-data")),
+        token=token,
+        username=user.get("username"),
+        password=user.get("password"),
+        default_namespace=ctx.get("namespace"),
+    )
+    return info, (Path(token_file) if token_file else None)
