@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from berth.engine.framework.events import Action, ClusterEvent, Resource
+from berth.engine.framework.status import Code
+from berth.engine.model.pod import Pod
+from berth.engine.plugins.node_name import REASON, new_plugin
 from tests.builders import make_node, make_pod
 from tests.unit.engine.plugins.node_plugin_support import (
     PASS,
@@ -10,10 +19,8 @@ from tests.unit.engine.plugins.node_plugin_support import (
     cycle_over,
     filter_all,
 )
-
-from berth.engine.framework.events import Action, ClusterEvent, Resource
-from berth.engine.framework.status import Code
-from berth.engine.plugins.node_name import REASON, new_plugin
+from tests.unit.engine.plugins.node_strategies import raw_nodes
+from tests.unit.engine.reference import node_name as reference
 
 REJECT: Judgement = (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON,))
 
@@ -46,3 +53,14 @@ def test_requeues_on_node_add() -> None:
     (registration,) = new_plugin(None).events_to_register()
     assert registration.event == ClusterEvent(Resource.NODE, Action.ADD)
     assert registration.hint is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(nodes=raw_nodes(max_size=8), wanted=st.sampled_from(("", "n0", "n3", "n9")))
+def test_matches_reference(nodes: list[dict[str, Any]], wanted: str) -> None:
+    state = cycle_over(*nodes)
+    raw_pod = make_pod("p").node(wanted).obj() if wanted else make_pod("p").obj()
+    judged = filter_all(new_plugin(None), Pod.from_dict(raw_pod), state)
+    assert {name: verdict == PASS for name, verdict in judged.items()} == {
+        raw["metadata"]["name"]: reference.node_passes(raw_pod, raw) for raw in nodes
+    }

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from berth.engine.framework.events import Action, ClusterEvent, QueueingHint, Resource
+from berth.engine.framework.status import Code
+from berth.engine.model.pod import Pod
+from berth.engine.plugins.node_unschedulable import REASON, new_plugin
 from tests.builders import PodBuilder, make_node, make_pod
 from tests.unit.engine.plugins.node_plugin_support import (
     PASS,
@@ -10,10 +19,8 @@ from tests.unit.engine.plugins.node_plugin_support import (
     cycle_over,
     filter_all,
 )
-
-from berth.engine.framework.events import Action, ClusterEvent, QueueingHint, Resource
-from berth.engine.framework.status import Code
-from berth.engine.plugins.node_unschedulable import REASON, new_plugin
+from tests.unit.engine.plugins.node_strategies import raw_nodes, raw_pod_st
+from tests.unit.engine.reference import node_unschedulable as reference
 
 REJECT: Judgement = (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON,))
 UNSCHEDULABLE_KEY = "node.kubernetes.io/unschedulable"
@@ -86,3 +93,15 @@ def test_pod_toleration_hint(updated: PodBuilder, hint: QueueingHint) -> None:
     rejected = make_pod("p").uid("u1").build()
     assert pod_registration.hint is not None
     assert pod_registration.hint(rejected, rejected, updated.build()) is hint
+
+
+@settings(max_examples=100, deadline=None)
+@given(nodes=raw_nodes(max_size=10), pods=st.lists(raw_pod_st, min_size=1, max_size=3))
+def test_matches_reference(nodes: list[dict[str, Any]], pods: list[dict[str, Any]]) -> None:
+    state = cycle_over(*nodes)
+    by_name = {raw["metadata"]["name"]: raw for raw in nodes}
+    for raw_pod in pods:
+        judged = filter_all(new_plugin(None), Pod.from_dict(raw_pod), state)
+        assert {name: verdict == PASS for name, verdict in judged.items()} == {
+            name: reference.node_passes(raw_pod, raw) for name, raw in by_name.items()
+        }
