@@ -69,6 +69,7 @@ class NodeResourcesBalancedAllocation:
     def __init__(self, args: BalancedAllocationArgs) -> None:
         self.args = args
         self._resource_names = tuple(spec.name for spec in args.resources)
+        self._weights = np.ones(len(args.resources), dtype=np.int64)  # validated to be 1
 
     def request_vector(self, pod: Pod) -> PodRequestVector:
         return PodRequestVector(pod_request_vector(pod, self._resource_names, use_requested=True))
@@ -85,9 +86,14 @@ class NodeResourcesBalancedAllocation:
         if not request.values.any():
             return np.zeros(len(slots), dtype=np.int64)
         rows = node_resource_rows(
-            state.cluster, slots, self._resource_names, request.values, use_requested=True
+            state.cluster,
+            slots,
+            self._resource_names,
+            self._weights,
+            request.values,
+            use_requested=True,
         )
-        return balanced_allocation_scores(rows.requested, rows.allocated, rows.allocatable)
+        return balanced_allocation_scores(rows)
 
 
 def new_plugin(args: PluginArgs | None) -> NodeResourcesBalancedAllocation:

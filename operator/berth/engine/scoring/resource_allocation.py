@@ -30,11 +30,22 @@ Matrix = NDArray[np.int64]
 
 @dataclass(frozen=True, slots=True)
 class NodeResourceRows:
-    """Per configured resource (rows) and candidate node (columns)."""
+    """Per scored resource (rows) and candidate node (columns).
 
+    Only resources that can take part are rows; `weights` are theirs. Cells where
+    `allocatable` is 0 take no part in that node's score, and their `requested` and
+    `allocated` values mean nothing.
+    """
+
+    weights: NDArray[np.int64]
     requested: Matrix  # what the node would hold with the pod on it
     allocated: Matrix  # what the node holds now
-    allocatable: Matrix  # 0 where the resource takes no part in the score
+    allocatable: Matrix
+
+    @property
+    def all_present(self) -> bool:
+        """Every resource has allocatable on every node (the common case, with fast paths)."""
+        return bool(self.allocatable.all())
 
 
 def pod_request_vector(pod: Pod, names: Sequence[str], *, use_requested: bool) -> NDArray[np.int64]:
@@ -64,6 +75,7 @@ def node_resource_rows(
     cluster: ClusterState,
     slots: NodeSlots,
     names: Sequence[str],
+    weights: NDArray[np.int64],
     pod_requests: NDArray[np.int64],
     *,
     use_requested: bool,
@@ -72,60 +84,75 @@ def node_resource_rows(
 
     Allocated cpu/memory are the non-zero sums unless `use_requested`; other resources
     always use the actual requested sums. A scalar resource the pod does not request
-    is left out, as is any resource with allocatable 0 on a node.
+    is left out, as is one no node offers; one with allocatable 0 on a node is left
+    out for that node.
     """
-    shape = (len(names), len(slots))
-    allocatable = np.zeros(shape, dtype=np.int64)
-    allocated = np.zeros(shape, dtype=np.int64)
+    kept: list[int] = []
+    columns: list[int] = []
     for row, name in enumerate(names):
-        pod_request = int(pod_requests[row])
-        if pod_request == 0 and is_scalar_resource(name):
-            continue
         column = cluster.resource_column(name)
         if column is None or not _is_scored_on_node_side(name):
             continue
-        allocatable[row] = cluster.allocatable[slots, column]
-        if not use_requested and name == CPU:
-            allocated[row] = cluster.nonzero_requested[slots, 0]
-        elif not use_requested and name == MEMORY:
-            allocated[row] = cluster.nonzero_requested[slots, 1]
+        if pod_requests[row] == 0 and is_scalar_resource(name):
+            continue
+        kept.append(row)
+        columns.append(column)
+    # Gather whole rows once per table (one contiguous copy each), then pick columns.
+    allocatable = cluster.allocatable.take(slots, axis=0)[:, columns].T
+    allocated = np.empty((len(kept), len(slots)), dtype=np.int64)
+    requested_rows: Matrix | None = None
+    nonzero_rows: Matrix | None = None
+    for index, (row, column) in enumerate(zip(kept, columns, strict=True)):
+        name = names[row]
+        if not use_requested and name in (CPU, MEMORY):
+            if nonzero_rows is None:
+                nonzero_rows = cluster.nonzero_requested.take(slots, axis=0)
+            allocated[index] = nonzero_rows[:, 0 if name == CPU else 1]
         else:
-            allocated[row] = cluster.requested[slots, column]
-    present = allocatable != 0
-    allocated = np.where(present, allocated, 0)
-    requested = np.where(present, allocated + pod_requests[:, np.newaxis], 0)
-    return NodeResourceRows(requested=requested, allocated=allocated, allocatable=allocatable)
+            if requested_rows is None:
+                requested_rows = cluster.requested.take(slots, axis=0)
+            allocated[index] = requested_rows[:, column]
+    requested = allocated + pod_requests[kept][:, np.newaxis]
+    return NodeResourceRows(weights[kept], requested, allocated, allocatable)
 
 
 def _weighted_average(
-    per_resource: Matrix, include: NDArray[np.bool_], weights: NDArray[np.int64]
+    per_resource: Matrix, rows: NodeResourceRows, include: NDArray[np.bool_] | None
 ) -> Scores:
-    weighted = np.where(include, per_resource * weights[:, np.newaxis], 0).sum(axis=0)
-    weight_sum = np.where(include, weights[:, np.newaxis], 0).sum(axis=0)
-    safe = np.where(weight_sum == 0, 1, weight_sum)
-    return np.where(weight_sum == 0, 0, go_div(weighted, safe)).astype(np.int64)
+    """Integer mean of per-resource scores over the included cells (None: all), 0 if none."""
+    weights = rows.weights[:, np.newaxis]
+    if include is None:
+        total_weight = int(rows.weights.sum())
+        if total_weight == 0:
+            return np.zeros(per_resource.shape[1], dtype=np.int64)
+        totals: Scores = (per_resource * weights).sum(axis=0)
+        return totals // total_weight
+    weighted = np.where(include, per_resource * weights, 0).sum(axis=0)
+    weight_sum = np.where(include, weights, 0).sum(axis=0)
+    # all terms are non-negative, so floor division is Go's truncation
+    return np.where(weight_sum == 0, 0, weighted // np.maximum(weight_sum, 1))
 
 
-def least_allocated_scores(
-    requested: Matrix, allocatable: Matrix, weights: NDArray[np.int64]
-) -> Scores:
-    """Per resource `(alloc - req)·100/alloc` (0 when over capacity), weighted integer mean."""
-    present = allocatable != 0
-    safe = np.where(present, allocatable, 1)
-    per_resource = np.where(
-        requested > allocatable, 0, go_div((allocatable - requested) * MAX_NODE_SCORE, safe)
-    )
-    return _weighted_average(per_resource, present, weights)
+def _safe_allocatable(rows: NodeResourceRows) -> tuple[Matrix, NDArray[np.bool_] | None]:
+    if rows.all_present:
+        return rows.allocatable, None
+    present = rows.allocatable != 0
+    return np.where(present, rows.allocatable, 1), present
 
 
-def most_allocated_scores(
-    requested: Matrix, allocatable: Matrix, weights: NDArray[np.int64]
-) -> Scores:
-    """Per resource `min(req, alloc)·100/alloc`, weighted integer mean."""
-    present = allocatable != 0
-    safe = np.where(present, allocatable, 1)
-    per_resource = go_div(np.minimum(requested, allocatable) * MAX_NODE_SCORE, safe)
-    return _weighted_average(per_resource, present, weights)
+def least_allocated_scores(rows: NodeResourceRows) -> Scores:
+    """Per resource `(alloc - req)*100/alloc` (0 when over capacity), weighted integer mean."""
+    allocatable, present = _safe_allocatable(rows)
+    # over capacity the floored quotient is negative: clamping to 0 is Go's "0 if req > alloc"
+    per_resource = np.maximum((allocatable - rows.requested) * MAX_NODE_SCORE // allocatable, 0)
+    return _weighted_average(per_resource, rows, present)
+
+
+def most_allocated_scores(rows: NodeResourceRows) -> Scores:
+    """Per resource `min(req, alloc)*100/alloc`, weighted integer mean."""
+    allocatable, present = _safe_allocatable(rows)
+    per_resource = np.minimum(rows.requested, allocatable) * MAX_NODE_SCORE // allocatable
+    return _weighted_average(per_resource, rows, present)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,58 +194,76 @@ def go_round_positive(values: NDArray[np.float64]) -> NDArray[np.int64]:
 
 
 def requested_to_capacity_ratio_scores(
-    requested: Matrix,
-    allocatable: Matrix,
-    weights: NDArray[np.int64],
-    function: BrokenLinearFunction,
+    rows: NodeResourceRows, function: BrokenLinearFunction
 ) -> Scores:
     """f(utilization) per resource; rounded weighted mean over resources whose f is positive."""
-    present = allocatable != 0
-    safe = np.where(present, allocatable, 1)
+    allocatable, present = _safe_allocatable(rows)
     utilization = np.where(
-        requested > allocatable, MAX_UTILIZATION, go_div(requested * MAX_UTILIZATION, safe)
+        rows.requested > allocatable,
+        MAX_UTILIZATION,
+        rows.requested * MAX_UTILIZATION // allocatable,
     )
     per_resource = function(utilization)
-    include = present & (per_resource > 0)
-    weighted = np.where(include, per_resource * weights[:, np.newaxis], 0).sum(axis=0)
-    weight_sum = np.where(include, weights[:, np.newaxis], 0).sum(axis=0)
-    safe_sum = np.where(weight_sum == 0, 1, weight_sum)
-    mean = weighted.astype(np.float64) / safe_sum.astype(np.float64)
+    include = per_resource > 0
+    if present is not None:
+        include &= present
+    weights = rows.weights[:, np.newaxis]
+    weighted = np.where(include, per_resource * weights, 0).sum(axis=0)
+    weight_sum = np.where(include, weights, 0).sum(axis=0)
+    mean = weighted.astype(np.float64) / np.maximum(weight_sum, 1).astype(np.float64)
     return np.where(weight_sum == 0, 0, go_round_positive(mean)).astype(np.int64)
 
 
-def balance_scores(used: Matrix, allocatable: Matrix) -> Scores:
-    """`trunc((1 - std)·100)` of the used/allocatable fractions (each capped at 1).
+def _population_std(
+    fractions: NDArray[np.float64], present: NDArray[np.bool_] | None
+) -> NDArray[np.float64]:
+    # Summed row by row in resource order, as Go sums, so the floats agree bit for bit.
+    count = fractions.shape[0] if present is None else np.maximum(present.sum(axis=0), 1)
+    total = np.zeros(fractions.shape[1], dtype=np.float64)
+    for row in fractions:
+        total = total + row
+    mean = total / count
+    squares = np.zeros(fractions.shape[1], dtype=np.float64)
+    for index, row in enumerate(fractions):
+        deviation = row - mean
+        term = deviation * deviation
+        squares = squares + (term if present is None else np.where(present[index], term, 0.0))
+    return np.asarray(np.sqrt(squares / count), dtype=np.float64)
 
-    Two resources: std is half their difference; more: population standard deviation
-    (summed in resource order, as Go does); fewer: 0.
+
+def balance_scores(used: Matrix, allocatable: Matrix) -> Scores:
+    """`trunc((1 - std) * 100)` of the used/allocatable fractions (each capped at 1).
+
+    Two resources: std is half their difference; more: population standard deviation;
+    fewer: 0. Resources with allocatable 0 on a node do not count there.
     """
+    resources, nodes = used.shape
+    if resources < 2:
+        return np.full(nodes, MAX_NODE_SCORE, dtype=np.int64)
+    std: NDArray[np.float64]
+    if allocatable.all():
+        fractions = np.minimum(used / allocatable, 1.0)
+        if resources == 2:
+            std = np.abs(fractions[0] - fractions[1]) / 2
+        else:
+            std = _population_std(fractions, None)
+        return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
     present = allocatable != 0
     count = present.sum(axis=0)
-    fractions = np.where(
-        present, used.astype(np.float64) / np.where(present, allocatable, 1).astype(np.float64), 0.0
-    )
-    fractions = np.minimum(fractions, 1.0)
-    nodes = used.shape[1]
-    total = np.zeros(nodes, dtype=np.float64)
-    for row in range(used.shape[0]):  # sequential, in resource order, to match Go's float sums
-        total = total + fractions[row]
-    mean = total / np.maximum(count, 1)
-    squares = np.zeros(nodes, dtype=np.float64)
-    for row in range(used.shape[0]):
-        deviation = fractions[row] - mean
-        squares = squares + np.where(present[row], deviation * deviation, 0.0)
-    spread_many = np.sqrt(squares / np.maximum(count, 1))
-    highest = np.where(present, fractions, -np.inf).max(axis=0, initial=-np.inf)
-    lowest = np.where(present, fractions, np.inf).min(axis=0, initial=np.inf)
+    fractions = np.where(present, np.minimum(used / np.where(present, allocatable, 1), 1.0), 0.0)
+    highest = np.where(present, fractions, -np.inf).max(axis=0)
+    lowest = np.where(present, fractions, np.inf).min(axis=0)
     spread_two = np.where(count == 2, highest - lowest, 0.0) / 2
+    spread_many = _population_std(fractions, present) if resources > 2 else spread_two
     std = np.where(count == 2, spread_two, np.where(count > 2, spread_many, 0.0))
     return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
 
 
-def balanced_allocation_scores(requested: Matrix, allocated: Matrix, allocatable: Matrix) -> Scores:
+def balanced_allocation_scores(rows: NodeResourceRows) -> Scores:
     """How much the pod improves the node's balance: `50 + (50 + with - without) / 2`."""
-    with_pod = balance_scores(requested, allocatable)
-    without_pod = balance_scores(allocated, allocatable)
+    with_pod = balance_scores(rows.requested, rows.allocatable)
+    without_pod = balance_scores(rows.allocated, rows.allocatable)
     half = MAX_NODE_SCORE // 2
-    return (half + go_div(half + with_pod - without_pod, 2)).astype(np.int64)
+    # each balance is in [50, 100] (std never exceeds 0.5), so the numerator is >= 0
+    # and floor division is Go's truncation
+    return half + (half + with_pod - without_pod) // 2

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from hypothesis import strategies as st
-from tests.builders import make_node, make_pod
 
 from berth.engine.cluster import ClusterState, NodeSlots
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
+from tests.builders import make_node, make_pod
 
 RESOURCE_NAMES = ("cpu", "memory", "ephemeral-storage", "example.com/gpu", "hugepages-2Mi", "pods")
 _REQUESTABLE = ("cpu", "memory", "ephemeral-storage", "example.com/gpu", "hugepages-2Mi")
@@ -22,6 +22,8 @@ _REQUESTABLE = ("cpu", "memory", "ephemeral-storage", "example.com/gpu", "hugepa
 
 @dataclass
 class RandomCluster:
+    """A cluster, the nodes to judge (all or a subset, in random order) and an incoming pod."""
+
     cluster: ClusterState
     nodes: list[Node]
     pods_by_node: dict[str, list[Pod]]
@@ -93,13 +95,15 @@ def node_objects(draw: st.DrawFn, name: str) -> Node:
 @st.composite
 def random_clusters(draw: st.DrawFn) -> RandomCluster:
     cluster = ClusterState(capacity=4)
-    node_count = draw(st.integers(min_value=1, max_value=6))
-    nodes = [draw(node_objects(f"n{i}")) for i in range(node_count)]
-    for node in nodes:
+    node_count = draw(st.integers(min_value=1, max_value=9))
+    all_nodes = [draw(node_objects(f"n{i}")) for i in range(node_count)]
+    for node in all_nodes:
         cluster.upsert_node(node)
-    pods_by_node: dict[str, list[Pod]] = {node.name: [] for node in nodes}
-    for index in range(draw(st.integers(min_value=0, max_value=10))):
-        node = draw(st.sampled_from(nodes))
+    # a subset exercises the plugins' gather-first paths, the full set their whole-table ones
+    nodes = draw(st.permutations(all_nodes))[: draw(st.integers(1, node_count))]
+    pods_by_node: dict[str, list[Pod]] = {node.name: [] for node in all_nodes}
+    for index in range(draw(st.integers(min_value=0, max_value=14))):
+        node = draw(st.sampled_from(all_nodes))
         raw = draw(pod_dicts(f"p{index}"))
         raw["spec"]["nodeName"] = node.name  # type: ignore[index]
         pod = Pod.from_dict(raw)

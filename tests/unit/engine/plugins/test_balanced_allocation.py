@@ -9,6 +9,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from berth.engine.cluster import ClusterState
+from berth.engine.framework.cycle_state import CycleState
+from berth.engine.framework.interfaces import InvalidPluginArgsError
+from berth.engine.framework.status import Code
+from berth.engine.plugins.balanced_allocation import new_plugin
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
 from tests.unit.engine.plugins.resource_cluster_strategies import (
     RESOURCE_NAMES,
@@ -16,12 +22,6 @@ from tests.unit.engine.plugins.resource_cluster_strategies import (
     random_clusters,
 )
 from tests.unit.engine.reference import balanced_allocation as reference
-
-from berth.engine.cluster import ClusterState
-from berth.engine.framework.cycle_state import CycleState
-from berth.engine.framework.interfaces import InvalidPluginArgsError
-from berth.engine.framework.status import Code
-from berth.engine.plugins.balanced_allocation import new_plugin
 
 
 def cluster_of(nodes: Sequence[NodeBuilder], pods: Sequence[PodBuilder] = ()) -> ClusterState:

@@ -9,13 +9,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
-from tests.unit.engine.plugins.resource_cluster_strategies import (
-    RESOURCE_NAMES,
-    RandomCluster,
-    random_clusters,
-)
-from tests.unit.engine.reference import node_resources_fit as reference
 
 from berth.engine.cluster import ClusterState
 from berth.engine.framework.cycle_state import CycleState
@@ -29,6 +22,13 @@ from berth.engine.plugins.node_resources_fit import (
     hints,
     new_plugin,
 )
+from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
+from tests.unit.engine.plugins.resource_cluster_strategies import (
+    RESOURCE_NAMES,
+    RandomCluster,
+    random_clusters,
+)
+from tests.unit.engine.reference import node_resources_fit as reference
 
 CODE_NAMES = {
     0: "ok",

@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from tests.unit.engine.reference.node_resources_fit import _scored_resources
-
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
+from tests.unit.engine.reference.node_resources_fit import _scored_resources
 
 
 def balance(values: Sequence[tuple[int, int]]) -> int:
