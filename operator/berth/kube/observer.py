@@ -18,7 +18,9 @@ class PrometheusObserver:
         self.metrics.observe_algorithm(seconds)
 
     def scheduled(self, *, attempts: int, seconds_since_first_attempt: float) -> None:
-        self.metrics.observe_pod_scheduled(attempts=attempts, sli_seconds=seconds_since_first_attempt)
+        self.metrics.observe_pod_scheduled(
+            attempts=attempts, sli_seconds=seconds_since_first_attempt
+        )
 
     def binding(self, *, result: str, seconds: float) -> None:
         self.metrics.observe_binding(result, seconds)

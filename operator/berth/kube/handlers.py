@@ -1,0 +1,116 @@
+"""kopf handlers: the only place Berth meets kopf.
+
+Pods and nodes are watched with `@kopf.on.event` only: state-tracking handlers,
+daemons or timers on them would write annotations or finalizers onto objects
+Berth does not own. The one daemon is on our own SchedulerProfile resources:
+kopf peering stops daemons while this replica is paused, which makes them the
+leadership signal for the scheduling loop.
+
+Run with `berth run` (production) or `kopf run -A --peering berth -m berth.kube.handlers`
+(development; settings then come from BERTH_* environment variables).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import kopf
+
+from berth.kube import wiring
+from berth.kube.workloads import workload_from_dict
+
+logger = logging.getLogger(__name__)
+
+GROUP = "berth.dev"
+VERSION = "v1alpha1"
+PROFILES = "schedulerprofiles"
+
+
+@kopf.on.startup()
+async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
+    await wiring.start(settings, memo)
+
+
+@kopf.on.cleanup()
+async def stop(memo: kopf.Memo, **_: Any) -> None:
+    await wiring.stop(memo)
+
+
+@kopf.on.login()
+def login(memo: kopf.Memo, **_: Any) -> kopf.ConnectionInfo | None:
+    # The same identity for kopf's watches and for Berth's own API session.
+    return wiring.connection_info(memo)
+
+
+@kopf.on.event("v1", "pods")
+def pod_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+    memo.berth.on_pod_event(event["type"], event["object"])
+
+
+@kopf.on.event("v1", "nodes")
+def node_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+    memo.berth.on_node_event(event["type"], event["object"])
+
+
+@kopf.on.event("v1", "namespaces")
+def namespace_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+    raw = event["object"]
+    metadata = raw.get("metadata") or {}
+    name = metadata.get("name", "")
+    if event["type"] == "DELETED":
+        memo.berth.scheduler.cache.remove_namespace(name)
+    else:
+        memo.berth.scheduler.cache.set_namespace(name, dict(metadata.get("labels") or {}))
+
+
+def _workload_event(kind: str, event: kopf.RawEvent, memo: kopf.Memo) -> None:
+    raw = event["object"]
+    cache = memo.berth.scheduler.cache
+    if event["type"] == "DELETED":
+        metadata = raw.get("metadata") or {}
+        cache.remove_workload(kind, metadata.get("namespace", ""), metadata.get("name", ""))
+    else:
+        cache.set_workload(workload_from_dict(kind, raw))
+
+
+@kopf.on.event("v1", "services")
+def service_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+    _workload_event("Service", event, memo)
+
+
+@kopf.on.event("v1", "replicationcontrollers")
+def replication_controller_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+    _workload_event("ReplicationController", event, memo)
+
+
+@kopf.on.event("apps", "v1", "replicasets")
+def replica_set_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+    _workload_event("ReplicaSet", event, memo)
+
+
+@kopf.on.event("apps", "v1", "statefulsets")
+def stateful_set_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+    _workload_event("StatefulSet", event, memo)
+
+
+@kopf.on.event(GROUP, VERSION, PROFILES)
+async def profile_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+    raw = event["object"]
+    controller = memo.profiles
+    if event["type"] == "DELETED":
+        controller.delete((raw.get("metadata") or {}).get("name", ""))
+        return
+    verdict = controller.apply(raw)
+    await controller.report(raw, verdict)
+
+
+@kopf.daemon(GROUP, VERSION, PROFILES, cancellation_timeout=10.0)
+async def leadership(stopped: kopf.DaemonStopped, memo: kopf.Memo, **_: Any) -> None:
+    """Runs while this replica is the active peer and the profile exists."""
+    app = memo.berth
+    await app.acquire()
+    try:
+        await stopped.wait()
+    finally:
+        await app.release()
