@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test lint typecheck contracts unit cluster controlplane clean bench-engine
+.PHONY: venv demo simulate test lint typecheck contracts unit cluster controlplane clean bench-engine
 
 venv: $(STAMP)
 
@@ -14,8 +14,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-## Offline demo: schedule the example cluster with the engine.
-demo: venv
+## Live demo: a local control plane, Berth under its own RBAC, a few hundred nodes and a mixed workload.
+demo: venv controlplane
+	$(BIN)/berth demo
+
+## Offline: how the engine would place the example cluster.
+simulate: venv
 	$(BIN)/berth simulate --nodes examples/nodes.yaml --pods examples/pods.yaml --existing examples/existing-pods.yaml --seed 1
 
 ## Build (or reuse) etcd, kube-apiserver, kube-scheduler and kubectl outside the repository.

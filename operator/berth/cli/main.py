@@ -15,6 +15,7 @@ import berth
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "berth.cli.simulate",
     "berth.cli.run",
+    "berth.cli.demo",
     "berth.controlplane.cli",
 )
 
