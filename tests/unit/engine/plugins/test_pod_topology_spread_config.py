@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.builders import PodBuilder, make_node, make_pod
-from tests.unit.engine.plugins.spread_helpers import build_cluster
 
 from berth.engine.cluster import Workload
 from berth.engine.framework.cycle_state import CycleState
@@ -22,6 +20,8 @@ from berth.engine.plugins.pod_topology_spread import (
     new_plugin,
 )
 from berth.engine.plugins.pod_topology_spread.constraints import default_selector
+from tests.builders import PodBuilder, make_node, make_pod
+from tests.unit.engine.plugins.spread_helpers import build_cluster, run_score
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -393,3 +393,20 @@ def test_hint_after_node_change(old: Any, new: Any, expected: QueueingHint) -> N
 
 def test_plugin_is_constructed_by_class() -> None:
     assert isinstance(new_plugin(None), PodTopologySpread)
+
+
+def test_default_selectors_follow_workload_changes() -> None:
+    nodes = [make_node("n1").zone("a").obj(), make_node("n2").zone("b").obj()]
+    placed = [make_pod("q", "default").labels(app="x").node("n1").obj()]
+    cluster = build_cluster(nodes, placed, [_rs("ReplicaSet", "rs", app="x")])
+    plugin = new_plugin(None)
+    owned = make_pod("p").labels(app="x").owner("ReplicaSet", "rs").build()
+    assert run_score(plugin, cluster, owned) == {"n1": 66, "n2": 100}
+    # The ReplicaSet now selects another label: nothing placed matches any more.
+    cluster.set_workload(_rs("ReplicaSet", "rs", app="y"))
+    assert run_score(plugin, cluster, owned) == {"n1": 100, "n2": 100}
+    cluster.remove_workload("ReplicaSet", "default", "rs")
+    assert run_score(plugin, cluster, owned) is None
+    # A second cluster never sees the first one's cached selectors.
+    other = build_cluster(nodes, placed, [_rs("ReplicaSet", "rs", app="x")])
+    assert run_score(plugin, other, owned) == {"n1": 66, "n2": 100}

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from berth.engine.cluster import Workload
+from berth.engine.cluster import ClusterState, Workload
 from berth.engine.cluster.zones import ZONE_LABEL
 from berth.engine.framework.interfaces import InvalidPluginArgsError, PluginArgs
 from berth.engine.framework.names import POD_TOPOLOGY_SPREAD
@@ -249,11 +249,45 @@ def default_selector(pod: Pod, workloads: Iterable[Workload]) -> LabelSelector:
     return LabelSelector((*requirements, *extra))
 
 
+class DefaultSelectors:
+    """Default selectors per (namespace, labels, controller), dropped whenever workloads change.
+
+    Pods of one Deployment share all three, so a burst of them costs one walk
+    over the workloads.
+    """
+
+    _MAX_ENTRIES = 4096
+
+    def __init__(self) -> None:
+        self._cluster: ClusterState | None = None
+        self._generation = -1
+        self._selectors: dict[object, LabelSelector] = {}
+
+    def selector_for(self, pod: Pod, cluster: ClusterState) -> LabelSelector:
+        if cluster is not self._cluster or cluster.workload_generation != self._generation:
+            self._cluster = cluster
+            self._generation = cluster.workload_generation
+            self._selectors.clear()
+        owner = pod.controller()
+        key = (
+            pod.namespace,
+            frozenset(pod.labels.items()),
+            None if owner is None else (owner.api_version, owner.kind, owner.name),
+        )
+        selector = self._selectors.get(key)
+        if selector is None:
+            if len(self._selectors) >= self._MAX_ENTRIES:
+                self._selectors.clear()
+            selector = default_selector(pod, cluster.workloads())
+            self._selectors[key] = selector
+        return selector
+
+
 def constraints_for(
     pod: Pod,
     action: UnsatisfiableAction,
     args: SpreadArgs,
-    workloads: Iterable[Workload],
+    default_selector_of: Callable[[Pod], LabelSelector],
 ) -> tuple[TopologySpreadConstraint, ...]:
     """The pod's constraints with `whenUnsatisfiable == action`, or the applicable defaults."""
     if pod.spread_constraints:
@@ -261,12 +295,7 @@ def constraints_for(
     defaults = [c for c in args.default_constraints if c.when_unsatisfiable is action]
     if not defaults:
         return ()
-    selector = default_selector(pod, workloads)
+    selector = default_selector_of(pod)
     if selector.is_empty:
         return ()
     return tuple(dataclasses.replace(c, selector=selector) for c in defaults)
-
-
-def uses_defaults(pod: Pod, args: SpreadArgs) -> bool:
-    """True when `pod` declares no constraints of its own and defaults are configured."""
-    return not pod.spread_constraints and bool(args.default_constraints)

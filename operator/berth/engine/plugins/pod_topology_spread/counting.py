@@ -49,44 +49,67 @@ def matching_pods_per_slot(
 
 
 def has_all_keys(
-    cluster: ClusterState, constraints: Sequence[TopologySpreadConstraint], slots: NodeSlots
+    cluster: ClusterState,
+    constraints: Sequence[TopologySpreadConstraint],
+    slots: NodeSlots | None = None,
 ) -> Mask:
-    """Per slot: the node carries every constraint's topology key."""
-    present = np.ones(len(slots), dtype=bool)
+    """Per slot (every slot when `slots` is None): the node carries every constraint's topology key.
+
+    Empty slots carry no labels, so they never qualify.
+    """
+    present: Mask | None = None
     for key in {c.topology_key for c in constraints}:
-        present &= cluster.label_column(key).values[slots] != MISSING
+        values = cluster.label_column(key).values
+        has = (values if slots is None else values[slots]) != MISSING
+        present = has if present is None else present & has
+    if present is None:
+        size = len(cluster.live) if slots is None else len(slots)
+        return np.ones(size, dtype=bool) if slots is not None else cluster.live.copy()
     return present
 
 
 class NodeInclusion:
-    """The inclusion policies of one pod over fixed slots, each mask computed at most once."""
+    """A pod's inclusion policies over every slot, each mask computed at most once.
 
-    def __init__(self, cluster: ClusterState, pod: Pod, slots: NodeSlots) -> None:
+    Masks are as long as the node table; empty slots are never included.
+    """
+
+    def __init__(self, cluster: ClusterState, pod: Pod) -> None:
         self._cluster = cluster
         self._pod = pod
-        self._slots = slots
+        self._live: NodeSlots | None = None
         self._affinity: Mask | None = None
         self._tolerated: Mask | None = None
 
+    def _scatter(self, judged: Mask) -> Mask:
+        assert self._live is not None
+        mask = np.zeros(len(self._cluster.live), dtype=bool)
+        mask[self._live] = judged
+        return mask
+
+    def _live_slots(self) -> NodeSlots:
+        if self._live is None:
+            self._live = np.flatnonzero(self._cluster.live).astype(np.intp)
+        return self._live
+
     def _affinity_mask(self) -> Mask:
         if self._affinity is None:
-            if pod_has_node_requirements(self._pod):
-                self._affinity = matches_required_node_affinity(
-                    self._cluster, self._pod, self._slots
-                )
-            else:
-                self._affinity = np.ones(len(self._slots), dtype=bool)
+            live = self._live_slots()
+            self._affinity = self._scatter(
+                matches_required_node_affinity(self._cluster, self._pod, live)
+            )
         return self._affinity
 
     def _tolerated_mask(self) -> Mask:
         if self._tolerated is None:
-            self._tolerated = ~has_untolerated_taint(
-                self._cluster, self._pod.tolerations, self._slots
+            live = self._live_slots()
+            self._tolerated = self._scatter(
+                ~has_untolerated_taint(self._cluster, self._pod.tolerations, live)
             )
         return self._tolerated
 
     def mask(self, constraint: TopologySpreadConstraint) -> Mask | None:
-        """Which slots pass `constraint`'s policies; None when every slot does."""
+        """Which slots pass `constraint`'s policies; None when every node does."""
         result: Mask | None = None
         if constraint.node_affinity_policy is InclusionPolicy.HONOR and pod_has_node_requirements(
             self._pod

@@ -36,12 +36,15 @@ _NO_DOMAIN_MINIMUM = 2**31 - 1
 
 @dataclass(frozen=True, slots=True)
 class DomainCounts:
-    """One hard constraint after PreFilter: matching pods per topology value id."""
+    """One hard constraint after PreFilter, as tables indexed by topology value id."""
 
     constraint: TopologySpreadConstraint
-    per_value: Counts  # index = value id of the constraint's label column
+    per_value: Counts  # matching pods per value id (0 for values that are no domain)
     global_min: int
     self_match: int
+    # Whether a node with that value breaks maxSkew; one extra trailing False is
+    # what a MISSING (-1) value reads, the missing label being judged separately.
+    exceeds: Mask
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,19 +56,18 @@ def count_domains(
     cluster: ClusterState, pod: Pod, constraints: Sequence[TopologySpreadConstraint]
 ) -> PreFilterState:
     """Matching pods per domain for each constraint, over all nodes that count."""
-    slots = np.flatnonzero(cluster.live).astype(np.intp)
-    eligible = has_all_keys(cluster, constraints, slots)
-    inclusion = NodeInclusion(cluster, pod, slots)
+    eligible = has_all_keys(cluster, constraints)
+    inclusion = NodeInclusion(cluster, pod)
     results = []
     for constraint in constraints:
-        included: Mask = eligible
+        included = eligible
         policy = inclusion.mask(constraint)
         if policy is not None:
             included = included & policy
         column = cluster.label_column(constraint.topology_key)
-        value_ids = column.values[slots][included]
-        pods = matching_pods_per_slot(cluster, constraint.selector, pod.namespace)[slots][included]
         size = len(column.vocabulary)
+        value_ids = column.values[included]
+        pods = matching_pods_per_slot(cluster, constraint.selector, pod.namespace)[included]
         per_value = np.bincount(value_ids, weights=pods, minlength=size).astype(np.int64)
         domains = np.bincount(value_ids, minlength=size) > 0
         domain_count = int(np.count_nonzero(domains))
@@ -75,14 +77,10 @@ def count_domains(
             global_min = _NO_DOMAIN_MINIMUM
         else:
             global_min = int(per_value[domains].min())
-        results.append(
-            DomainCounts(
-                constraint=constraint,
-                per_value=per_value,
-                global_min=global_min,
-                self_match=int(selector_matches(constraint.selector, pod.labels)),
-            )
-        )
+        self_match = int(selector_matches(constraint.selector, pod.labels))
+        exceeds = np.zeros(size + 1, dtype=bool)
+        exceeds[:size] = per_value + self_match - global_min > constraint.max_skew
+        results.append(DomainCounts(constraint, per_value, global_min, self_match, exceeds))
     return PreFilterState(tuple(results))
 
 
@@ -92,21 +90,15 @@ def judge_nodes(cluster: ClusterState, state: PreFilterState, slots: NodeSlots) 
         return accept_all(len(slots))
     parts: list[tuple[Mask, Code, str]] = []
     for counts in state.constraints:
-        constraint = counts.constraint
-        values = cluster.label_column(constraint.topology_key).values[slots]
-        missing = values == MISSING
-        known = (values >= 0) & (values < len(counts.per_value))
-        matching = np.zeros(len(slots), dtype=np.int64)
-        matching[known] = counts.per_value[values[known]]
-        skew = matching + counts.self_match - counts.global_min
-        parts.append(
-            (missing, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH)
-        )
+        values = cluster.label_column(counts.constraint.topology_key).values[slots]
         parts.append(
             (
-                ~missing & (skew > constraint.max_skew),
-                Code.UNSCHEDULABLE,
-                ERR_REASON_CONSTRAINTS_NOT_MATCH,
+                values == MISSING,
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                ERR_REASON_NODE_LABEL_NOT_MATCH,
             )
+        )
+        parts.append(
+            (np.take(counts.exceeds, values), Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
         )
     return combine_first_failure(parts, len(slots))

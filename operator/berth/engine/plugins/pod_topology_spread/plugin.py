@@ -15,6 +15,7 @@ from berth.engine.framework.interfaces import PluginArgs, PreFilterResult, Score
 from berth.engine.framework.names import POD_TOPOLOGY_SPREAD
 from berth.engine.framework.status import SKIP, SUCCESS, Status
 from berth.engine.framework.verdicts import Verdicts
+from berth.engine.model.labels import LabelSelector
 from berth.engine.model.node import Node
 from berth.engine.model.pod import (
     InclusionPolicy,
@@ -23,6 +24,7 @@ from berth.engine.model.pod import (
     UnsatisfiableAction,
 )
 from berth.engine.plugins.pod_topology_spread.constraints import (
+    DefaultSelectors,
     SpreadArgs,
     constraints_for,
     parse_args,
@@ -51,17 +53,26 @@ class PodTopologySpread:
 
     def __init__(self, args: SpreadArgs) -> None:
         self.args = args
+        self._default_selectors = DefaultSelectors()
         # The cluster seen in the last cycle: queueing hints need the workloads
         # that give a pod its default constraints (kube-scheduler uses listers).
         self._cluster: ClusterState | None = None
+
+    def _constraints(
+        self, pod: Pod, action: UnsatisfiableAction, cluster: ClusterState | None
+    ) -> tuple[TopologySpreadConstraint, ...]:
+        def selector_of(pod: Pod) -> LabelSelector:
+            # Only reached for pods that rely on default constraints.
+            assert cluster is not None
+            return self._default_selectors.selector_for(pod, cluster)
+
+        return constraints_for(pod, action, self.args, selector_of)
 
     # ------------------------------------------------------------------ filtering
 
     def pre_filter(self, state: CycleState, pod: Pod) -> PreFilterResult:
         self._cluster = state.cluster
-        constraints = constraints_for(
-            pod, UnsatisfiableAction.DO_NOT_SCHEDULE, self.args, state.cluster.workloads()
-        )
+        constraints = self._constraints(pod, UnsatisfiableAction.DO_NOT_SCHEDULE, state.cluster)
         if not constraints:
             return PreFilterResult(SKIP)
         state.write(PRE_FILTER_STATE_KEY, count_domains(state.cluster, pod, constraints))
@@ -76,9 +87,7 @@ class PodTopologySpread:
         self._cluster = state.cluster
         if state.cluster.node_count == 0:
             return SKIP
-        constraints = constraints_for(
-            pod, UnsatisfiableAction.SCHEDULE_ANYWAY, self.args, state.cluster.workloads()
-        )
+        constraints = self._constraints(pod, UnsatisfiableAction.SCHEDULE_ANYWAY, state.cluster)
         if not constraints:
             return SKIP
         # Nodes lacking a topology key are ignored unless the constraints are the
@@ -93,7 +102,7 @@ class PodTopologySpread:
         return SUCCESS
 
     def score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Scores:
-        return raw_scores(state.cluster, state.read(PRE_SCORE_STATE_KEY, PreScoreState), slots)
+        return raw_scores(state.read(PRE_SCORE_STATE_KEY, PreScoreState), slots)
 
     def normalize_scores(
         self, state: CycleState, pod: Pod, slots: NodeSlots, scores: Scores
@@ -130,16 +139,13 @@ class PodTopologySpread:
 
     def hard_constraints(self, pod: Pod) -> tuple[TopologySpreadConstraint, ...] | None:
         """The pod's DoNotSchedule constraints, or None when they cannot be known here."""
-        if not pod.spread_constraints and any(
+        needs_workloads = not pod.spread_constraints and any(
             c.when_unsatisfiable is UnsatisfiableAction.DO_NOT_SCHEDULE
             for c in self.args.default_constraints
-        ):
-            if self._cluster is None:
-                return None
-            workloads = self._cluster.workloads()
-        else:
-            workloads = ()
-        return constraints_for(pod, UnsatisfiableAction.DO_NOT_SCHEDULE, self.args, workloads)
+        )
+        if needs_workloads and self._cluster is None:
+            return None
+        return self._constraints(pod, UnsatisfiableAction.DO_NOT_SCHEDULE, self._cluster)
 
     def hint_after_assigned_pod_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
         if not _pod_or_none(old) or not _pod_or_none(new) or (old is None and new is None):

@@ -30,36 +30,62 @@ from berth.engine.plugins.pod_topology_spread.counting import (
 
 
 @dataclass(frozen=True, slots=True)
-class ScoreTerm:
-    """One soft constraint after PreScore.
-
-    For the hostname key `counts` holds matching pods per slot (each node is its
-    own domain); otherwise matching pods per domain id, where id `len(vocabulary)`
-    stands for "label missing" when that is allowed to form a domain.
-    """
-
-    constraint: TopologySpreadConstraint
-    per_hostname: bool
-    counts: Counts
-    weight: float
-
-
-@dataclass(frozen=True, slots=True)
 class PreScoreState:
-    terms: tuple[ScoreTerm, ...]
-    ignored: Mask  # per slot (all slots): the node lacks a topology key and scores 0
+    """Raw scores for every slot, computed once in PreScore; Score only reads them."""
+
+    raw_by_slot: Scores
+    ignored: Mask | None  # per slot: lacks a topology key and scores 0; None when no node does
 
 
 def topology_normalizing_weight(size: int) -> float:
     return math.log(size + 2)
 
 
-def _domain_ids(cluster: ClusterState, key: str, slots: NodeSlots) -> NDArray[np.int64]:
-    """Value ids of `key` at `slots`, a missing label read as the value "" (as Go's map lookup does)."""
-    column = cluster.label_column(key)
-    values = column.values[slots].astype(np.int64)
-    empty_id = column.ids.get("", len(column.vocabulary))
-    return np.where(values == MISSING, empty_id, values)
+def _hostname_contribution(
+    cluster: ClusterState, constraint: TopologySpreadConstraint, pods: Counts, weight: float
+) -> NDArray[np.float64]:
+    # Each node is its own domain: its own matching pods count, whatever the policies say.
+    contribution = np.multiply(pods, weight, dtype=np.float64)
+    contribution += float(constraint.max_skew - 1)
+    contribution[cluster.label_column(constraint.topology_key).values == MISSING] = 0.0
+    return contribution
+
+
+def _domain_contribution(
+    cluster: ClusterState,
+    constraint: TopologySpreadConstraint,
+    pods: Counts,
+    *,
+    scored: NodeSlots,
+    counted: Mask | None,
+    missing_is_empty_value: bool,
+) -> NDArray[np.float64]:
+    """Per slot: matching pods in the node's domain x weight + maxSkew - 1 (0 without the label).
+
+    Value ids are shifted by one so that bucket 0 collects nodes without the
+    label; when those count as the value "" (Go reads a missing map key as ""),
+    bucket 0 is folded into the "" bucket.
+    """
+    column = cluster.label_column(constraint.topology_key)
+    size = len(column.vocabulary) + 1
+    shifted = column.values + 1
+    present = np.bincount(np.take(shifted, scored), minlength=size) > 0
+    if counted is None:
+        per_domain = np.bincount(shifted, weights=pods, minlength=size)
+    else:
+        per_domain = np.bincount(shifted[counted], weights=pods[counted], minlength=size)
+    empty = column.ids.get("")
+    if missing_is_empty_value and empty is not None:
+        present[empty + 1] |= present[0]
+        per_domain[empty + 1] += per_domain[0]
+        present[0] = False
+    weight = topology_normalizing_weight(int(np.count_nonzero(present)))
+    # Only domains of scored nodes are ever read, so the others need no zeroing.
+    table = np.multiply(per_domain, weight, dtype=np.float64)
+    table += float(constraint.max_skew - 1)
+    table[0] = 0.0
+    contribution: NDArray[np.float64] = np.take(table, shifted)
+    return contribution
 
 
 def count_for_scoring(
@@ -71,83 +97,68 @@ def count_for_scoring(
     require_all_topologies: bool,
 ) -> PreScoreState:
     """Domains from the feasible nodes, pod counts from every node that passes the policies."""
-    ignored = np.zeros(len(cluster.live), dtype=bool)
+    ignored: Mask | None = None
     scored = feasible
+    eligible: Mask | None = None
     if require_all_topologies:
-        lacking = ~has_all_keys(cluster, constraints, feasible)
-        ignored[feasible[lacking]] = True
-        scored = feasible[~lacking]
-    all_slots = np.flatnonzero(cluster.live).astype(np.intp)
-    eligible: Mask | None = (
-        has_all_keys(cluster, constraints, all_slots) if require_all_topologies else None
-    )
-    inclusion = NodeInclusion(cluster, pod, all_slots)
-    terms = []
+        eligible = has_all_keys(cluster, constraints)
+        lacking = ~eligible[feasible]
+        if lacking.any():
+            ignored = np.zeros(len(cluster.live), dtype=bool)
+            ignored[feasible[lacking]] = True
+            scored = feasible[~lacking]
+    inclusion = NodeInclusion(cluster, pod)
+    total = np.zeros(len(cluster.live), dtype=np.float64)
     for constraint in constraints:
         pods = matching_pods_per_slot(cluster, constraint.selector, pod.namespace)
         if constraint.topology_key == HOSTNAME_LABEL:
             weight = topology_normalizing_weight(len(scored))
-            terms.append(ScoreTerm(constraint, True, pods, weight))
+            total += _hostname_contribution(cluster, constraint, pods, weight)
             continue
-        column = cluster.label_column(constraint.topology_key)
-        size = len(column.vocabulary) + 1
-        domains = (
-            np.bincount(_domain_ids(cluster, constraint.topology_key, scored), minlength=size) > 0
-        )
-        included = eligible
+        counted = eligible
         policy = inclusion.mask(constraint)
         if policy is not None:
-            included = policy if included is None else included & policy
-        counted = all_slots if included is None else all_slots[included]
-        per_domain = np.bincount(
-            _domain_ids(cluster, constraint.topology_key, counted),
-            weights=pods[counted],
-            minlength=size,
-        ).astype(np.int64)
-        # Only domains of scored nodes exist; the others are never read.
-        per_domain[~domains] = 0
-        weight = topology_normalizing_weight(int(np.count_nonzero(domains)))
-        terms.append(ScoreTerm(constraint, False, per_domain, weight))
-    return PreScoreState(tuple(terms), ignored)
+            counted = policy if counted is None else counted & policy
+        total += _domain_contribution(
+            cluster,
+            constraint,
+            pods,
+            scored=scored,
+            counted=counted,
+            missing_is_empty_value=not require_all_topologies,
+        )
+    # Go's math.Round (halves away from zero). floor(x + 0.5) equals it for every
+    # reachable x: 0, or at least ln 2 (one pod times the smallest weight); the
+    # addition can only be inexact near a power of two, where both agree.
+    raw = np.floor(total + 0.5).astype(np.int64)
+    if ignored is not None:
+        raw[ignored] = 0
+    return PreScoreState(raw, ignored)
 
 
-def _go_round(values: NDArray[np.float64]) -> Scores:
-    """math.Round for non-negative values: halves go up (numpy's round goes to even)."""
-    whole = np.floor(values)
-    return (whole + (values - whole >= 0.5)).astype(np.int64)
-
-
-def raw_scores(cluster: ClusterState, state: PreScoreState, slots: NodeSlots) -> Scores:
-    total = np.zeros(len(slots), dtype=np.float64)
-    for term in state.terms:
-        values = cluster.label_column(term.constraint.topology_key).values[slots]
-        present = values != MISSING
-        if term.per_hostname:
-            counts = term.counts[slots]
-        else:
-            ids = np.where(present, values, 0)
-            counts = np.zeros(len(slots), dtype=np.int64)
-            inside = ids < len(term.counts)
-            counts[inside] = term.counts[ids[inside]]
-        # Same float operations, in the same order, as kube-scheduler.
-        contribution = counts.astype(np.float64) * term.weight + float(term.constraint.max_skew - 1)
-        total = np.where(present, total + contribution, total)
-    scores = _go_round(total)
-    scores[state.ignored[slots]] = 0
+def raw_scores(state: PreScoreState, slots: NodeSlots) -> Scores:
+    scores: Scores = state.raw_by_slot[slots]
     return scores
 
 
 def normalize(state: PreScoreState, slots: NodeSlots, scores: Scores) -> Scores:
     """Ignored nodes 0; others 100 x (max + min - s) / max, or 100 when every score is 0."""
+    if state.ignored is None:
+        if scores.size == 0:
+            return scores.copy()
+        highest = max(int(scores.max()), 0)
+        if highest == 0:
+            return np.full(len(scores), MAX_NODE_SCORE, dtype=np.int64)
+        normalized: Scores = MAX_NODE_SCORE * (highest + int(scores.min()) - scores) // highest
+        return normalized
     ignored = state.ignored[slots]
     valid = scores[~ignored]
     result = np.zeros(len(scores), dtype=np.int64)
     if valid.size == 0:
         return result
     highest = max(int(valid.max()), 0)
-    lowest = int(valid.min())
     if highest == 0:
         result[~ignored] = MAX_NODE_SCORE
         return result
-    result[~ignored] = MAX_NODE_SCORE * (highest + lowest - valid) // highest
+    result[~ignored] = MAX_NODE_SCORE * (highest + int(valid.min()) - valid) // highest
     return result
