@@ -59,7 +59,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from berth.engine.model.pod import Pod
 from berth.kube.api import ApiError, ApiSession, ApiTransportError
@@ -105,12 +105,13 @@ def truncate_note(message: str) -> str:
 
 def format_micro_time(moment: datetime) -> str:
     """metav1.MicroTime: RFC 3339 with microseconds, UTC."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    utc = moment.astimezone(UTC).replace(tzinfo=None)
+    return utc.isoformat(timespec="microseconds") + "Z"  # ~5x faster than strftime
 
 
 def format_time(moment: datetime) -> str:
     """metav1.Time: RFC 3339 to the second, UTC."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
 def pod_reference(pod: Pod) -> dict[str, str]:
@@ -179,8 +180,7 @@ def condition_patch(
     return {"status": {"conditions": [condition]}}
 
 
-@dataclass(frozen=True, slots=True)
-class EventKey:
+class EventKey(NamedTuple):
     """What makes two occurrences the same Event (isomorphic, in client-go's words)."""
 
     namespace: str
@@ -197,7 +197,7 @@ class _Series:
     body: dict[str, Any]
     count: int
     last_observed: float  # monotonic
-    last_observed_time: str  # wall clock, for series.lastObservedTime
+    last_observed_wall: datetime  # for series.lastObservedTime, formatted when sent
     created: bool = False
     sent_count: int = 0
     last_sent: float = float("-inf")
@@ -363,7 +363,7 @@ class ApiReporter:
         if series is not None and now - series.last_observed <= self._series_window:
             series.count += 1
             series.last_observed = now
-            series.last_observed_time = format_micro_time(wall)
+            series.last_observed_wall = wall
             if series.created and series.sent_count < 2:
                 self._make_ready(("event", key))  # the count=2 patch goes at once
             elif series.created:
@@ -381,9 +381,7 @@ class ApiReporter:
             instance=self.instance,
             event_time=format_micro_time(wall),
         )
-        self._series[key] = _Series(
-            body=body, count=1, last_observed=now, last_observed_time=format_micro_time(wall)
-        )
+        self._series[key] = _Series(body=body, count=1, last_observed=now, last_observed_wall=wall)
         self._make_ready(("event", key))
         return key
 
@@ -529,7 +527,7 @@ class ApiReporter:
             return  # superseded before it was sent
         job = ("event", key)
         count = series.count
-        observed = series.last_observed_time
+        observed = format_micro_time(series.last_observed_wall)
         namespace = key.namespace
         self.sent_requests += 1
         try:
