@@ -275,7 +275,7 @@ class SchedulingQueue:
                 info.flush_timestamp = now
                 stale.append(info)
         if stale:
-            self._move_from_pool(stale, UNSCHEDULABLE_TIMEOUT, None, None)
+            self._move_from_pool(stale, UNSCHEDULABLE_TIMEOUT, None, None, now=now)
 
     # ------------------------------------------------------------------ inspection
 
@@ -336,7 +336,13 @@ class SchedulingQueue:
     # ------------------------------------------------------------------ moves
 
     def _move_from_pool(
-        self, infos: list[QueuedPodInfo], event: ClusterEvent, old: object, new: object
+        self,
+        infos: list[QueuedPodInfo],
+        event: ClusterEvent,
+        old: object,
+        new: object,
+        *,
+        now: float | None = None,
     ) -> None:
         label = event_label(event)
         wildcard = is_wildcard(event)
@@ -353,19 +359,20 @@ class SchedulingQueue:
                 continue
             self._unschedulable.pop(info.uid, None)
             self._gated.pop(info.uid, None)
-            self._requeue(info, strategy, label)
+            self._requeue(info, strategy, label, now=now)
         if self._in_flight:
             self._happenings.append(_Happening(next(self._seq), event, old, new))
 
-    def _requeue(self, info: QueuedPodInfo, strategy: Strategy, event: str) -> str:
+    def _requeue(
+        self, info: QueuedPodInfo, strategy: Strategy, event: str, *, now: float | None = None
+    ) -> str:
         """Put `info` where `strategy` says (requeueEntityWithQueueingStrategy); returns the
         sub-queue it landed in (gated pods count as unschedulable, as in Go)."""
         if strategy is Strategy.SKIP:
             self._park(info, event)
             return UNSCHEDULABLE
-        if strategy is Strategy.AFTER_BACKOFF and self._backoff_policy.is_backing_off(
-            info, self._clock.now()
-        ):
+        now = self._clock.now() if now is None else now
+        if strategy is Strategy.AFTER_BACKOFF and self._backoff_policy.is_backing_off(info, now):
             return BACKOFF if self._move_to_backoff(info, event) else UNSCHEDULABLE
         return ACTIVE if self._move_to_active(info, event) else UNSCHEDULABLE
 
