@@ -19,6 +19,7 @@ from berth.engine.model.node import Taint
 __all__ = ["SlotChanges", "TaintGroups", "taint_groups"]
 
 TaintSet = tuple[Taint, ...]
+_NO_SLOTS: NodeSlots = np.zeros(0, dtype=np.intp)
 _MAX_MEMOS = 1024
 
 
@@ -27,9 +28,13 @@ class SlotChanges:
 
     def __init__(self) -> None:
         self._seen = np.zeros(0, dtype=np.int64)
+        self._writes_seen = -1
 
     def since_last(self, cluster: ClusterState) -> NodeSlots:
         versions = cluster.node_versions
+        if cluster.node_writes == self._writes_seen and versions.size == self._seen.size:
+            return _NO_SLOTS
+        self._writes_seen = cluster.node_writes
         if self._seen.size != versions.size:
             seen = np.zeros(versions.size, dtype=np.int64)
             kept = min(seen.size, self._seen.size)
@@ -42,6 +47,7 @@ class SlotChanges:
     def forget(self) -> None:
         """Report every slot as changed next time."""
         self._seen = np.zeros(0, dtype=np.int64)
+        self._writes_seen = -1
 
 
 class TaintGroups:

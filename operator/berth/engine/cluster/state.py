@@ -82,10 +82,10 @@ class ClusterState:
         self.pod_count = np.zeros(capacity, dtype=np.int64)
         self.unschedulable = np.zeros(capacity, dtype=bool)
         self.live = np.zeros(capacity, dtype=bool)
-        # Bumped (from one cluster-wide counter) whenever a slot's node is written or removed,
-        # so derived per-node indexes can refresh just the slots that changed.
+        # Bumped (from the cluster-wide counter `node_writes`) whenever a slot's node is
+        # written or removed, so derived per-node indexes can refresh just the slots that changed.
         self.node_versions = np.zeros(capacity, dtype=np.int64)
-        self._node_writes = 0
+        self.node_writes = 0
         self._nodes: list[Node | None] = [None] * capacity
         self._zones: list[str] = [""] * capacity
         self._free_slots: list[int] = []
@@ -238,8 +238,8 @@ class ClusterState:
             self._order = None
 
     def _bump_node_version(self, slot: int) -> None:
-        self._node_writes += 1
-        self.node_versions[slot] = self._node_writes
+        self.node_writes += 1
+        self.node_versions[slot] = self.node_writes
 
     def _write_node(self, slot: int, node: Node) -> None:
         self._nodes[slot] = node

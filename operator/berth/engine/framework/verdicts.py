@@ -36,6 +36,8 @@ def accept_all(count: int) -> Verdicts:
 
 def reject_where(mask: NDArray[np.bool_], code: Code, reason: str) -> Verdicts:
     """Nodes where `mask` is true fail with one reason; the others pass."""
+    if not mask.any():
+        return accept_all(mask.size)
     codes = np.where(mask, np.int8(code), np.int8(0)).astype(np.int8)
     return Verdicts(codes, mask.astype(np.uint64), (reason,))
 

@@ -24,7 +24,7 @@ from berth.engine.framework.events import (
 )
 from berth.engine.framework.interfaces import PluginArgs, Scores
 from berth.engine.framework.status import SUCCESS, Code, Status
-from berth.engine.framework.verdicts import Verdicts, reject_where
+from berth.engine.framework.verdicts import Verdicts, accept_all, reject_where
 from berth.engine.model.node import Node, Taint, TaintEffect
 from berth.engine.model.pod import Pod, Toleration, tolerates_taint
 from berth.engine.scoring.normalize import normalize_to_max
@@ -93,7 +93,9 @@ class TaintToleration:
             ("filter", tolerations),
             lambda taints: int(first_untolerated_taint(taints, tolerations) is not None),
         )
-        rejected = untolerated[groups.of_slot[slots]] != 0
+        if not untolerated.any():  # the pod tolerates every taint set in the cluster
+            return accept_all(slots.size)
+        rejected = (untolerated != 0)[groups.of_slot[slots]]
         return reject_where(rejected, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, REASON)
 
     def pre_score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Status:
@@ -112,7 +114,9 @@ class TaintToleration:
             ("score", tolerations),
             lambda taints: count_untolerated_preferences(taints, tolerations),
         )
-        return counts[groups.of_slot[slots]].astype(np.int64)
+        if not counts.any():
+            return np.zeros(slots.size, dtype=np.int64)
+        return counts[groups.of_slot[slots]]
 
     def normalize_scores(
         self, state: CycleState, pod: Pod, slots: NodeSlots, scores: Scores

@@ -25,7 +25,12 @@ from berth.engine.framework.interfaces import (
     Scores,
 )
 from berth.engine.framework.status import SKIP, SUCCESS, Code, Status, error, unresolvable
-from berth.engine.framework.verdicts import Verdicts, accept_all, combine_first_failure
+from berth.engine.framework.verdicts import (
+    Verdicts,
+    accept_all,
+    combine_first_failure,
+    reject_where,
+)
 from berth.engine.model.labels import (
     NodeSelector,
     NodeSelectorTerm,
@@ -135,6 +140,9 @@ class NodeAffinity:
             checks.append((~matched, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_POD))
         if not checks:
             return accept_all(slots.size)
+        if len(checks) == 1:
+            mask, code, reason = checks[0]
+            return reject_where(mask, code, reason)
         return combine_first_failure(checks, slots.size)
 
     # ------------------------------------------------------------------ scoring
