@@ -12,15 +12,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import weakref
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from berth.engine.framework.events import UNSCHEDULABLE_TIMEOUT, ClusterEvent
 from berth.engine.framework.runtime import Framework
 from berth.engine.model.pod import Pod
 from berth.scheduling._heap import KeyedHeap
+from berth.scheduling.in_flight import Flight, InFlight
 from berth.scheduling.pod_events import (
     BACKOFF_COMPLETE,
     EVENT_UNSCHEDULED_POD_ADD,
@@ -46,23 +45,6 @@ IncomingCallback = Callable[[str, str], None]
 """(queue, event label) for each pod entering a sub-queue."""
 
 
-@dataclass(slots=True)
-class _InFlight:
-    """A popped pod: when it left (to find the events it missed) and its latest version."""
-
-    since: int
-    pod: Pod
-    deleted: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class _Happening:
-    seq: int
-    event: ClusterEvent
-    old: object
-    new: object
-
-
 class SchedulingQueue:
     def __init__(
         self,
@@ -85,9 +67,7 @@ class SchedulingQueue:
         # Go keeps gated pods in the unschedulable pool too; two maps make the counts cheap.
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self._gated: dict[str, QueuedPodInfo] = {}
-        self._in_flight: dict[str, _InFlight] = {}
-        self._happenings: deque[_Happening] = deque()  # events seen while pods were in flight
-        self._seq = itertools.count()
+        self._in_flight = InFlight()
         self._tables: weakref.WeakKeyDictionary[Framework, HintTable] = weakref.WeakKeyDictionary()
         self._work = asyncio.Event()
 
@@ -125,7 +105,7 @@ class SchedulingQueue:
         if flight is not None:
             flight.pod = new
             for event in events:
-                self._happenings.append(_Happening(next(self._seq), event, old, new))
+                self._in_flight.record(event, old, new)
             return
         for heap in (self._active, self._backoff, self._error_backoff):
             info = heap.get(uid)
@@ -169,7 +149,7 @@ class SchedulingQueue:
         info.attempts += 1
         if info.initial_attempt_timestamp is None:
             info.initial_attempt_timestamp = self._clock.now()
-        self._in_flight[info.uid] = _InFlight(next(self._seq), info.pod)
+        self._in_flight.start(info.pod)
         return info
 
     async def pop(self) -> QueuedPodInfo:
@@ -184,14 +164,7 @@ class SchedulingQueue:
 
     def done(self, uid: str) -> None:
         """The attempt of a popped pod is over (bound, or dropped)."""
-        if self._in_flight.pop(uid, None) is None:
-            return
-        if not self._in_flight:
-            self._happenings.clear()
-            return
-        oldest = min(flight.since for flight in self._in_flight.values())
-        while self._happenings and self._happenings[0].seq < oldest:
-            self._happenings.popleft()
+        self._in_flight.end(uid)
 
     # ------------------------------------------------------------------ failures
 
@@ -317,7 +290,6 @@ class SchedulingQueue:
         self._unschedulable.clear()
         self._gated.clear()
         self._in_flight.clear()
-        self._happenings.clear()
 
     def __contains__(self, uid: object) -> bool:
         return isinstance(uid, str) and self._find(uid) is not None
@@ -360,8 +332,7 @@ class SchedulingQueue:
             self._unschedulable.pop(info.uid, None)
             self._gated.pop(info.uid, None)
             self._requeue(info, strategy, label, now=now)
-        if self._in_flight:
-            self._happenings.append(_Happening(next(self._seq), event, old, new))
+        self._in_flight.record(event, old, new)
 
     def _requeue(
         self, info: QueuedPodInfo, strategy: Strategy, event: str, *, now: float | None = None
@@ -436,16 +407,14 @@ class SchedulingQueue:
         info.gating_message = status.message
         return True
 
-    def _hint_for_returning(self, info: QueuedPodInfo, flight: _InFlight | None) -> Strategy:
+    def _hint_for_returning(self, info: QueuedPodInfo, flight: Flight | None) -> Strategy:
         """Did anything seen while the pod was in flight make it worth retrying?"""
         if info.failed_with_error or flight is None:
             return Strategy.AFTER_BACKOFF
         table = self._table_for(info.pod)
         strategy = Strategy.SKIP
-        for happening in self._happenings:
-            if happening.seq <= flight.since:
-                continue
-            found = worth_requeuing(info, happening.event, happening.old, happening.new, table)
+        for seen in self._in_flight.seen_by(flight):
+            found = worth_requeuing(info, seen.event, seen.old, seen.new, table)
             if found is Strategy.IMMEDIATELY:
                 return found
             if found is Strategy.AFTER_BACKOFF:
@@ -484,7 +453,7 @@ class SchedulingQueue:
         pods = itertools.chain(
             (info.pod for info in self._unschedulable.values()),
             (info.pod for info in self._gated.values()),
-            (flight.pod for flight in self._in_flight.values()),
+            self._in_flight.pods(),
         )
         for pod in pods:
             framework = self._framework_for(pod)

@@ -16,9 +16,9 @@ def pod(name: str, priority: int = 0) -> Pod:
     return make_pod(name).priority(priority).build()
 
 
-def harness(**kwargs: float) -> Harness:
+def harness(*, max_backoff: float = 10.0, start: float = 1000.0) -> Harness:
     fit = FakeRejector("Fit", [ClusterEventWithHint(NODE_ADD, always(QueueingHint.QUEUE))])
-    return make_queue(fit, **kwargs)
+    return make_queue(fit, max_backoff=max_backoff, start=start)
 
 
 def pop(h: Harness) -> QueuedPodInfo:
