@@ -47,6 +47,9 @@ def simulate(
     """
     if (profiles is None) == (default is None):
         raise ValueError("pass exactly one of profiles= or default=")
+    # Objects read from files usually have no UID, and the cluster keys pods by UID.
+    pods = [_with_uid(pod, "pending") for pod in pods]
+    existing = [_with_uid(pod, "existing") for pod in existing]
     cluster = ClusterState()
     for node in nodes:
         cluster.upsert_node(node)
@@ -60,6 +63,10 @@ def simulate(
     for index, pod in ordered:
         results[index] = _place(pod, cluster, profiles, default, search, rng)
     return SimulationResult([results[i] for i in range(len(pods))], cluster)
+
+
+def _with_uid(pod: Pod, origin: str) -> Pod:
+    return pod if pod.uid else replace(pod, uid=f"{origin}:{pod.namespace}/{pod.name}")
 
 
 def _place(
