@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import atexit
 import signal
+import subprocess
 from collections.abc import Iterator
 from types import FrameType
 
 import pytest
 
 from berth.controlplane import LocalControlPlane
+from berth.controlplane.berth_process import BerthReplica, install
 from berth.controlplane.objects import unique_name
 from berth.controlplane.processes import ManagedProcess
 
@@ -62,3 +64,18 @@ def namespace(control_plane: LocalControlPlane, request: pytest.FixtureRequest) 
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
     control_plane.request("POST", "/api/v1/namespaces", body)
     return name
+
+
+@pytest.fixture(scope="module")
+def berth(control_plane: LocalControlPlane) -> Iterator[BerthReplica]:
+    """One leading `berth run` replica under the manifests' RBAC, for one test module."""
+    try:
+        install(control_plane)
+    except subprocess.CalledProcessError as error:
+        pytest.fail(f"installing Berth failed: {error.cmd}\n{error.stderr}")
+    replica = BerthReplica(control_plane, "e2e-0").start()
+    try:
+        replica.wait_leading()
+        yield replica
+    finally:
+        replica.stop()

@@ -1,0 +1,268 @@
+"""Shared pieces of Berth's end-to-end tests: node groups, pod bodies, waiting, reading results.
+
+Every test makes its own nodes labelled `test-group=<fresh value>` and its pods
+select that label, so tests never see each other's capacity. Waiting is always
+polling or watching with a deadline; nothing sleeps to let time pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from berth.controlplane import KubeClient, LocalControlPlane, NodeTemplate, create_nodes
+from berth.controlplane.objects import list_events, unique_name, wait_for_pods_bound
+from berth.engine.model.quantity import to_milli, to_units
+
+__all__ = [
+    "DEFAULT_SCHEDULER",
+    "GROUP_LABEL",
+    "SCHEDULER",
+    "capacity_violations",
+    "create",
+    "events",
+    "get_pod",
+    "make_nodes",
+    "node_kind",
+    "patch",
+    "pod_body",
+    "poll",
+    "scheduled_condition",
+    "unique_name",
+    "wait_bound",
+    "wait_unschedulable",
+    "with_client",
+    "write_report",
+]
+
+SCHEDULER = "berth"
+DEFAULT_SCHEDULER = "default-scheduler"
+GROUP_LABEL = "test-group"
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+
+T = TypeVar("T")
+
+
+def with_client(
+    plane: LocalControlPlane,
+    work: Callable[[KubeClient], Awaitable[T]],
+    *,
+    concurrency: int = 64,
+) -> T:
+    """Run `work` with an admin client, from synchronous test code."""
+
+    async def run() -> T:
+        async with plane.client(concurrency=concurrency) as client:
+            return await work(client)
+
+    return asyncio.run(run())
+
+
+def make_nodes(
+    plane: LocalControlPlane,
+    count: int,
+    *,
+    group: str | None = None,
+    kind: str = "n",
+    **template: Any,
+) -> str:
+    """Create `count` nodes in node group `group` (a fresh one by default); returns the group.
+
+    Nodes are named `<group>-<kind>-<index>`, so a placement's class is its `kind`
+    (see `node_kind`); `template` is passed to NodeTemplate (labels are merged).
+    """
+    group = group or unique_name("g")
+    labels = {GROUP_LABEL: group, **template.pop("labels", {})}
+    nodes = NodeTemplate(name_prefix=f"{group}-{kind}", labels=labels, **template)
+
+    async def work(client: KubeClient) -> None:
+        await create_nodes(client, nodes, count)
+
+    with_client(plane, work)
+    return group
+
+
+def node_kind(node: str, group: str) -> str:
+    """`<group>-<kind>-<index>` -> `<kind>`: what a placement means, whatever the group."""
+    return node.removeprefix(f"{group}-").rsplit("-", 1)[0]
+
+
+def pod_body(
+    name: str,
+    group: str | None,
+    *,
+    scheduler: str = SCHEDULER,
+    cpu: str = "100m",
+    memory: str | None = None,
+    ports: list[dict[str, Any]] | None = None,
+    labels: Mapping[str, str] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """A single-container pod selecting node group `group` (None: no selector); `spec` is merged."""
+    requests = {"cpu": cpu} if memory is None else {"cpu": cpu, "memory": memory}
+    container: dict[str, Any] = {
+        "name": "c",
+        "image": PAUSE_IMAGE,
+        "resources": {"requests": requests},
+    }
+    if ports:
+        container["ports"] = ports
+    full_spec: dict[str, Any] = {
+        "schedulerName": scheduler,
+        "containers": [container],
+        "terminationGracePeriodSeconds": 0,
+    }
+    if group is not None:
+        full_spec["nodeSelector"] = {GROUP_LABEL: group}
+    full_spec.update(spec)
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": dict(labels or {})},
+        "spec": full_spec,
+    }
+
+
+def create(plane: LocalControlPlane, namespace: str, *objects: dict[str, Any]) -> None:
+    """POST pods (or other namespaced core objects, by their `kind`) in order."""
+    plurals = {"Pod": "pods", "PersistentVolumeClaim": "persistentvolumeclaims"}
+    for body in objects:
+        plural = plurals[body["kind"]]
+        plane.request("POST", f"/api/v1/namespaces/{namespace}/{plural}", body)
+
+
+def patch(plane: LocalControlPlane, path: str, body: Any, *, patch_type: str = "merge") -> Any:
+    async def work(client: KubeClient) -> Any:
+        return await client.patch(path, body, patch_type=patch_type)
+
+    return with_client(plane, work)
+
+
+def get_pod(plane: LocalControlPlane, namespace: str, name: str) -> dict[str, Any]:
+    pod: dict[str, Any] = plane.request("GET", f"/api/v1/namespaces/{namespace}/pods/{name}")
+    return pod
+
+
+def wait_bound(
+    plane: LocalControlPlane, namespace: str, names: Iterable[str], timeout: float = 60
+) -> dict[str, str]:
+    """Pod name -> node name once every named pod is bound (TimeoutError names the rest)."""
+    wanted = list(names)
+
+    async def work(client: KubeClient) -> dict[str, str]:
+        return await wait_for_pods_bound(client, namespace, wanted, timeout=timeout)
+
+    return with_client(plane, work)
+
+
+def poll(
+    probe: Callable[[], T | None],
+    *,
+    timeout: float,
+    description: str,
+    interval: float = 0.2,
+) -> T:
+    """The first truthy value of `probe()`, polled until `timeout` seconds have passed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {description}")
+        time.sleep(interval)  # wait-ok: polling the API or a metric, with a deadline
+
+
+def scheduled_condition(pod: Mapping[str, Any]) -> dict[str, Any] | None:
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "PodScheduled":
+            return dict(condition)
+    return None
+
+
+def wait_unschedulable(
+    plane: LocalControlPlane, namespace: str, name: str, timeout: float = 30
+) -> str:
+    """The message of the pod's PodScheduled=False condition, once a scheduler has written one."""
+
+    def probe() -> str | None:
+        condition = scheduled_condition(get_pod(plane, namespace, name))
+        if (
+            condition
+            and condition.get("status") == "False"
+            and condition.get("reason") != "SchedulingGated"
+            and condition.get("message")
+        ):
+            return str(condition["message"])
+        return None
+
+    return poll(probe, timeout=timeout, description=f"{namespace}/{name} PodScheduled=False")
+
+
+def events(
+    plane: LocalControlPlane,
+    namespace: str,
+    *,
+    name: str | None = None,
+    reason: str | None = None,
+) -> list[dict[str, Any]]:
+    """core/v1 Events in `namespace` (Berth posts events.k8s.io/v1; the API serves both views)."""
+
+    async def work(client: KubeClient) -> list[dict[str, Any]]:
+        return await list_events(client, namespace, involved_name=name, reason=reason)
+
+    return with_client(plane, work)
+
+
+def capacity_violations(
+    nodes: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]]
+) -> dict[str, str]:
+    """Node name -> what is over its allocatable (cpu, memory, pod count), for bound pods.
+
+    Counts every non-terminal pod bound to the given nodes, whoever bound it.
+    """
+    allocatable = {node["metadata"]["name"]: node["status"]["allocatable"] for node in nodes}
+    used: dict[str, dict[str, int]] = defaultdict(lambda: {"cpu": 0, "memory": 0, "pods": 0})
+    for pod in pods:
+        node = pod["spec"].get("nodeName")
+        if node not in allocatable or (pod.get("status") or {}).get("phase") in (
+            "Succeeded",
+            "Failed",
+        ):
+            continue
+        total = used[node]
+        total["pods"] += 1
+        for container in pod["spec"]["containers"]:
+            requests = (container.get("resources") or {}).get("requests") or {}
+            total["cpu"] += to_milli(requests.get("cpu", "0"))
+            total["memory"] += to_units(requests.get("memory", "0"))
+    violations = {}
+    for node, total in used.items():
+        limits = allocatable[node]
+        over = []
+        if total["cpu"] > to_milli(limits.get("cpu", "0")):
+            over.append(f"cpu {total['cpu']}m > {limits.get('cpu')}")
+        if total["memory"] > to_units(limits.get("memory", "0")):
+            over.append(f"memory {total['memory']} > {limits.get('memory')}")
+        if total["pods"] > to_units(limits.get("pods", "0")):
+            over.append(f"pods {total['pods']} > {limits.get('pods')}")
+        if over:
+            violations[node] = ", ".join(over)
+    return violations
+
+
+def write_report(
+    directory: Path, name: str, numbers: Mapping[str, Any], record: Callable[[str, Any], None]
+) -> Path:
+    """Write measured numbers as JSON under `directory` and record each as a test property."""
+    path = directory / f"{name}.json"
+    path.write_text(json.dumps(dict(numbers), indent=2, sort_keys=True) + "\n")
+    for key, value in numbers.items():
+        record(key, value)
+    record("report_path", str(path))
+    return path
