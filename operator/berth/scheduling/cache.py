@@ -8,7 +8,7 @@ modern kube-scheduler, assumed pods never expire on their own.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from berth.engine.cluster import ClusterState, Workload
 from berth.engine.model.node import Node
@@ -53,7 +53,7 @@ class SchedulerCache:
         return self.cluster.remove_pod(uid)
 
     def assume(self, pod: Pod, node_name: str) -> Pod:
-        assumed = replace(pod, node_name=node_name)
+        assumed = pod.assigned_to(node_name)
         self.cluster.add_pod(assumed)
         self._assumed[pod.uid] = _Assumed(assumed)
         return assumed

@@ -95,7 +95,7 @@ def _place(
     decision = schedule_one(framework, cluster, pod, search=search, rng=rng)
     if isinstance(decision, Scheduled):
         # Assume: account the pod on its node before the next decision.
-        cluster.add_pod(replace(pod, node_name=decision.node_name))
+        cluster.add_pod(pod.assigned_to(decision.node_name))
         return Placement(
             pod, decision.node_name, f"Successfully assigned {pod.key} to {decision.node_name}"
         )

@@ -124,6 +124,11 @@ class Framework:
         if not self.bind:
             raise ProfileError("spec.plugins.bind", "at least one bind plugin is required")
         self.score_weights = self._score_weights(config)
+        # Protocol isinstance checks are slow; settle them once, not per decision.
+        self._scoring: list[tuple[Any, bool, int]] = [
+            (plugin, isinstance(plugin, NormalizeScorePlugin), self.score_weights[plugin.name])
+            for plugin in self.score
+        ]
 
     # ------------------------------------------------------------------ construction
 
@@ -318,21 +323,34 @@ class Framework:
 
     def run_score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Scores | Status:
         """Weighted total per node, or an error status naming the plugin at fault."""
-        total = np.zeros(slots.size, dtype=np.int64)
-        for plugin in self.score:
+        rows: list[Scores] = []
+        weights: list[int] = []
+        for plugin, normalizes, weight in self._scoring:
             if plugin.name in state.skip_score_plugins:
                 continue
             scores = plugin.score(state, pod, slots)
-            if isinstance(plugin, NormalizeScorePlugin):
+            if normalizes:
                 scores = plugin.normalize_scores(state, pod, slots, scores)
-            out_of_range = (scores > MAX_NODE_SCORE) | (scores < MIN_NODE_SCORE)
-            if out_of_range.any():
-                bad = int(scores[np.flatnonzero(out_of_range)[0]])
-                return error(
-                    f'plugin "{plugin.name}" returns an invalid score {bad}, it should in the range '
-                    f"of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                )
-            total += scores * self.score_weights[plugin.name]
+            rows.append(scores)
+            weights.append(weight)
+        if not rows:
+            return np.zeros(slots.size, dtype=np.int64)
+        # One range check and one weighted sum over all plugins at once.
+        matrix = np.vstack(rows)
+        if int(matrix.max()) > MAX_NODE_SCORE or int(matrix.min()) < MIN_NODE_SCORE:
+            for scores, (plugin, _, _) in zip(
+                rows,
+                [entry for entry in self._scoring if entry[0].name not in state.skip_score_plugins],
+                strict=True,
+            ):
+                out_of_range = (scores > MAX_NODE_SCORE) | (scores < MIN_NODE_SCORE)
+                if out_of_range.any():
+                    bad = int(scores[np.flatnonzero(out_of_range)[0]])
+                    return error(
+                        f'plugin "{plugin.name}" returns an invalid score {bad}, it should in the range '
+                        f"of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                    )
+        total: Scores = np.asarray(weights, dtype=np.int64) @ matrix
         return total
 
     @property

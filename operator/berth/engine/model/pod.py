@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -190,6 +191,18 @@ class Pod:
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
+    def assigned_to(self, node_name: str) -> Pod:
+        """This pod with `spec.nodeName` set: what the cache assumes after a decision.
+
+        Copies the slots directly; `dataclasses.replace` re-runs `__init__` and
+        costs more than a whole decision's bookkeeping.
+        """
+        copy = object.__new__(Pod)
+        for name in _POD_FIELDS:
+            object.__setattr__(copy, name, getattr(self, name))
+        object.__setattr__(copy, "node_name", node_name)
+        return copy
+
     @property
     def is_terminal(self) -> bool:
         return self.phase in ("Succeeded", "Failed")
@@ -226,6 +239,9 @@ class Pod:
             raise InvalidObjectError(
                 kind="Pod", name=display, field=error.field, problem=error.problem
             ) from None
+
+
+_POD_FIELDS = tuple(field.name for field in dataclasses.fields(Pod))
 
 
 def _parse_containers(raw: object, field: str) -> list[tuple[RawObject, ContainerRequests]]:

@@ -126,6 +126,7 @@ class ImageLocality:
         index = _index_of(cluster)
         total_nodes = cluster.node_count
         sums = np.zeros(slots.size, dtype=np.int64)
+        contributed = False
         for image in (*pod.images, *pod.image_volumes):
             name = normalized_image_name(image)
             image_state = index.states.get(name)
@@ -134,6 +135,10 @@ class ImageLocality:
             contribution = scaled_image_score(image_state.size, len(image_state.slots), total_nodes)
             held = index.holders(name, cluster.node_versions.size)[slots]
             sums += np.where(held, contribution, 0)
+            contributed = True
+        if not contributed:
+            # Every sum is below the 23 MiB floor, which scores 0.
+            return sums
         return image_priority(sums, pod.container_count + len(pod.image_volumes))
 
 
