@@ -114,6 +114,7 @@ class Scheduler:
 
     def on_pod_deleted(self, pod: Pod) -> None:
         self._unserved.pop(pod.uid, None)
+        self._reporter.forget(pod.uid)
         self.queue.delete(pod)
         removed = self.cache.remove_pod(pod.uid)
         if removed is not None:

@@ -56,6 +56,10 @@ class Reporter(Protocol):
 
     def failed(self, pod: Pod, message: str, *, reason: SchedulingReason, profile: str) -> None: ...
 
+    def forget(self, pod_uid: str) -> None:
+        """The pod is gone: drop whatever is still pending or remembered for it."""
+        ...
+
 
 class SchedulingObserver(Protocol):
     """Hooks for metrics; the kube layer backs them with Prometheus. All must be cheap."""

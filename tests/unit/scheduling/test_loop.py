@@ -48,6 +48,9 @@ class FakeReporter:
     def failed(self, pod: Pod, message: str, *, reason: SchedulingReason, profile: str) -> None:
         self.failures.append((pod.name, message, reason))
 
+    def forget(self, pod_uid: str) -> None:
+        pass
+
 
 def _scheduler(binder: FakeBinder, reporter: FakeReporter, *plugins: object) -> Scheduler:
     scheduler = Scheduler(binder=binder, reporter=reporter, clock=FakeClock(), rng=random.Random(1))

@@ -693,7 +693,7 @@ def test_events_registered() -> None:
         (Resource.ASSIGNED_POD, Action.DELETE): hints.after_assigned_pod_delete,
         (Resource.NODE, Action.ADD | Action.UPDATE_NODE_ALLOCATABLE): hints.after_node_change,
         (Resource.ASSIGNED_POD, Action.UPDATE_POD_SCALE_DOWN): hints.after_assigned_pod_scale_down,
-        (Resource.UNSCHEDULED_POD, Action.UPDATE_POD_SCALE_DOWN): hints.after_own_scale_down,
+        (Resource.TARGET_POD, Action.UPDATE_POD_SCALE_DOWN): hints.after_own_scale_down,
     }
 
 

@@ -179,7 +179,7 @@ class NodeResourcesFit:
             ),
             # ...and so may the rejected pod asking for less itself.
             ClusterEventWithHint(
-                ClusterEvent(Resource.UNSCHEDULED_POD, Action.UPDATE_POD_SCALE_DOWN),
+                ClusterEvent(Resource.TARGET_POD, Action.UPDATE_POD_SCALE_DOWN),
                 hints.after_own_scale_down,
             ),
         ]
