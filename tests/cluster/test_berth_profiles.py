@@ -1,0 +1,259 @@
+"""SchedulerProfile lifecycle through kubectl and the API, with Berth running.
+
+A new profile serves its schedulerName without a restart; an invalid edit is
+reported on the resource while the last good version keeps serving; deleting
+the resource retires its schedulerName; the CRD's schema and CEL rules reject
+what they can at `kubectl apply` time; the manifests apply cleanly.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from berth.controlplane import LocalControlPlane
+from berth.controlplane.berth_process import REPO, BerthReplica
+from tests.cluster.helpers import (
+    SCHEDULER,
+    create,
+    events,
+    get_pod,
+    make_nodes,
+    pod_body,
+    poll,
+    scheduled_condition,
+    unique_name,
+    wait_bound,
+)
+
+pytestmark = pytest.mark.cluster
+
+PROFILES = "/apis/berth.dev/v1alpha1/schedulerprofiles"
+BINPACK_EXAMPLE = REPO / "examples" / "profiles" / "berth-binpack.yaml"
+ROOMY = {"cpu": "4", "memory": "16Gi", "pods": "110"}
+
+
+def _binpack(name: str) -> dict[str, Any]:
+    """The shipped bin-packing example, renamed so that every test has its own."""
+    document: dict[str, Any] = yaml.safe_load(BINPACK_EXAMPLE.read_text())
+    document["metadata"]["name"] = name
+    document["spec"]["schedulerName"] = name
+    return document
+
+
+def _apply(
+    plane: LocalControlPlane, document: dict[str, Any], *, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    return plane.kubectl("apply", "-f", "-", input=json.dumps(document), check=check)
+
+
+def _profile(plane: LocalControlPlane, name: str) -> dict[str, Any]:
+    found: dict[str, Any] = plane.request("GET", f"{PROFILES}/{name}")
+    return found
+
+
+def _accepted(profile: dict[str, Any]) -> dict[str, Any] | None:
+    for condition in (profile.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Accepted":
+            return dict(condition)
+    return None
+
+
+def _wait_verdict(plane: LocalControlPlane, name: str, *, generation: int) -> dict[str, Any]:
+    """The profile once Berth has judged `generation` of it."""
+
+    def probe() -> dict[str, Any] | None:
+        profile = _profile(plane, name)
+        observed = (profile.get("status") or {}).get("observedGeneration")
+        return profile if observed == generation and _accepted(profile) else None
+
+    return poll(probe, timeout=30, description=f"SchedulerProfile {name} generation {generation}")
+
+
+def _served(replica: BerthReplica, scheduler_name: str) -> dict[str, Any] | None:
+    profiles: Any = replica.configz().get("profiles") or {}
+    served = profiles.get(scheduler_name)
+    return dict(served) if served else None
+
+
+@pytest.fixture
+def profile_name(control_plane: LocalControlPlane, berth: BerthReplica) -> Iterator[str]:
+    """A fresh profile name; the profile, if created, is deleted while Berth still runs."""
+    name = unique_name("binpack")
+    yield name
+    control_plane.kubectl(
+        "delete", "schedulerprofile", name, "--ignore-not-found", "--timeout=60s", check=False
+    )
+
+
+def _packed_placements(
+    plane: LocalControlPlane, namespace: str, scheduler: str, prefix: str
+) -> dict[str, str]:
+    """Three 1-cpu pods of `scheduler` on a fresh group of three 4-cpu nodes; their nodes."""
+    group = make_nodes(plane, 3, allocatable=ROOMY)
+    names = [f"{prefix}-{index}" for index in range(3)]
+    create(plane, namespace, *(pod_body(n, group, scheduler=scheduler, cpu="1") for n in names))
+    return wait_bound(plane, namespace, names)
+
+
+def test_new_profile_serves_its_scheduler_name_without_restart(
+    control_plane: LocalControlPlane, berth: BerthReplica, namespace: str, profile_name: str
+) -> None:
+    _apply(control_plane, _binpack(profile_name))
+    profile = _wait_verdict(control_plane, profile_name, generation=1)
+    accepted = _accepted(profile)
+    assert accepted is not None
+    assert accepted["status"] == "True", accepted
+    assert accepted["observedGeneration"] == 1
+    assert profile["status"]["servingGeneration"] == 1
+    served = _served(berth, profile_name)
+    assert served is not None
+    assert served["generation"] == 1
+
+    packed = _packed_placements(control_plane, namespace, profile_name, "packed")
+    assert len(set(packed.values())) == 1, f"MostAllocated packs onto one node: {packed}"
+    spread = _packed_placements(control_plane, namespace, SCHEDULER, "spread")
+    assert len(set(spread.values())) == 3, f"the default profile spreads: {spread}"
+
+
+def _unknown_plugin(document: dict[str, Any]) -> str:
+    document["spec"]["pluginConfig"].append({"name": "NoSuchPlugin", "args": {}})
+    return "spec.pluginConfig[1].name: unknown plugin 'NoSuchPlugin'"
+
+
+def _bad_args(document: dict[str, Any]) -> str:
+    document["spec"]["pluginConfig"][0]["args"]["scoringStrategy"]["type"] = "Bogus"
+    return "spec.pluginConfig[0].args.scoringStrategy.type: Unsupported value: 'Bogus'"
+
+
+@pytest.mark.parametrize("spoil", [_unknown_plugin, _bad_args], ids=["unknown-plugin", "bad-args"])
+def test_invalid_edit_is_reported_and_the_last_good_version_keeps_serving(
+    control_plane: LocalControlPlane,
+    berth: BerthReplica,
+    namespace: str,
+    profile_name: str,
+    spoil: Any,
+) -> None:
+    good = _binpack(profile_name)
+    _apply(control_plane, good)
+    _wait_verdict(control_plane, profile_name, generation=1)
+
+    bad = copy.deepcopy(good)
+    expected_message = spoil(bad)
+    _apply(control_plane, bad)
+    profile = _wait_verdict(control_plane, profile_name, generation=2)
+    accepted = _accepted(profile)
+    assert accepted is not None
+    assert accepted["status"] == "False"
+    assert accepted["reason"] == "Invalid"
+    assert accepted["message"].startswith(expected_message), accepted["message"]
+    assert profile["status"]["servingGeneration"] == 1
+    served = _served(berth, profile_name)
+    assert served is not None
+    assert served["generation"] == 1
+
+    packed = _packed_placements(control_plane, namespace, profile_name, "still-packed")
+    assert len(set(packed.values())) == 1, f"generation 1 (MostAllocated) still serves: {packed}"
+
+
+def test_deleted_profile_stops_serving_its_scheduler_name(
+    control_plane: LocalControlPlane, berth: BerthReplica, namespace: str, profile_name: str
+) -> None:
+    _apply(control_plane, _binpack(profile_name))
+    _wait_verdict(control_plane, profile_name, generation=1)
+    poll(lambda: _served(berth, profile_name), timeout=30, description="the profile served")
+
+    # kopf's daemon finalizer is on the profile, so this waits for Berth to let go of it.
+    control_plane.kubectl("delete", "schedulerprofile", profile_name, "--timeout=60s")
+    poll(
+        lambda: _served(berth, profile_name) is None,
+        timeout=30,
+        description=f"{profile_name} no longer in /configz",
+    )
+
+    group = make_nodes(control_plane, 1)
+    create(
+        control_plane,
+        namespace,
+        pod_body("orphan", group, scheduler=profile_name),
+        pod_body("control", group),
+    )
+    wait_bound(control_plane, namespace, ["control"])
+    orphan = get_pod(control_plane, namespace, "orphan")
+    assert not orphan["spec"].get("nodeName")
+    assert scheduled_condition(orphan) is None, "no scheduler may judge an unserved pod"
+    assert not events(control_plane, namespace, name="orphan")
+
+
+# ---------------------------------------------------------------------- apply-time rejection
+
+
+def _change_scheduler_name(document: dict[str, Any]) -> None:
+    document["spec"]["schedulerName"] = "another-name"
+
+
+def _score_weight(weight: int) -> Any:
+    def spoil(document: dict[str, Any]) -> None:
+        document["spec"]["plugins"]["score"]["enabled"][0]["weight"] = weight
+
+    return spoil
+
+
+def _duplicate_plugin(document: dict[str, Any]) -> None:
+    enabled = document["spec"]["plugins"]["score"]["enabled"]
+    enabled.append(dict(enabled[0]))
+
+
+def _percentage(document: dict[str, Any]) -> None:
+    document["spec"]["percentageOfNodesToScore"] = 101
+
+
+@pytest.mark.parametrize(
+    ("spoil", "on_update", "expected"),
+    [
+        (_change_scheduler_name, True, "schedulerName is immutable"),
+        (_score_weight(0), False, "should be greater than or equal to 1"),
+        (_score_weight(101), False, "should be less than or equal to 100"),
+        (_duplicate_plugin, False, "Duplicate value"),
+        (_percentage, False, "should be less than or equal to 100"),
+    ],
+    ids=["scheduler-name-immutable", "weight-0", "weight-101", "duplicate-plugin", "percentage"],
+)
+def test_schema_rejects_at_apply_time(
+    control_plane: LocalControlPlane,
+    berth: BerthReplica,
+    profile_name: str,
+    spoil: Any,
+    on_update: bool,
+    expected: str,
+) -> None:
+    document = _binpack(profile_name)
+    if on_update:
+        _apply(control_plane, document)
+    spoil(document)
+    result = _apply(control_plane, document, check=False)
+    assert result.returncode != 0
+    assert expected in result.stderr, result.stderr
+    if on_update:
+        assert _profile(control_plane, profile_name)["spec"]["schedulerName"] == profile_name
+    else:
+        missing = control_plane.request("GET", f"{PROFILES}/{profile_name}", ok_statuses=(404,))
+        assert missing["code"] == 404
+
+
+def test_manifests_apply_cleanly_with_a_server_side_dry_run(
+    control_plane: LocalControlPlane, berth: BerthReplica
+) -> None:
+    manifests = Path(REPO) / "manifests"
+    result = control_plane.kubectl(
+        "apply", "--server-side", "--dry-run=server", "-k", str(manifests), check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert "schedulerprofile.berth.dev/berth" in result.stdout
