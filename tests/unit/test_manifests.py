@@ -361,6 +361,7 @@ EXPECTED_PERMISSIONS = {
     ("", "pods", "get", "*"),
     ("", "pods", "list", "*"),
     ("", "pods", "watch", "*"),
+    ("", "pods", "delete", "*"),
     ("", "pods/binding", "create", "*"),
     ("", "pods/status", "patch", "*"),
     ("", "nodes", "get", "*"),

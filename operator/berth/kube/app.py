@@ -62,6 +62,7 @@ class BerthApp:
         binder: Any,
         reporter: Any,
         metrics: Any = None,
+        preemptor: Any = None,
     ) -> None:
         self.settings = settings
         self.session = session
@@ -73,6 +74,7 @@ class BerthApp:
             clock=MonotonicClock(),
             rng=random.Random(settings.seed),
             observer=metrics,
+            preemptor=preemptor,
             max_binds_in_flight=settings.parallel_binds,
             initial_backoff=settings.pod_initial_backoff_seconds,
             max_backoff=settings.pod_max_backoff_seconds,

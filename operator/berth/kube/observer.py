@@ -34,5 +34,10 @@ class PrometheusObserver:
     def cache_size(self, *, nodes: int, pods: int, assumed: int) -> None:
         self.metrics.set_cache_size(nodes=nodes, pods=pods, assumed_pods=assumed)
 
+    def preemption(self, *, victims: int | None) -> None:
+        self.metrics.preemption_attempts.inc()
+        if victims is not None:
+            self.metrics.preemption_victims.observe(victims)
+
     def leader(self, leading: bool) -> None:
         self.metrics.set_leader(leading)

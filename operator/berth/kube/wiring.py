@@ -17,6 +17,7 @@ from berth.kube.app import BerthApp, Settings
 from berth.kube.binder import ApiBinder
 from berth.kube.metrics import SchedulerMetrics
 from berth.kube.observer import PrometheusObserver
+from berth.kube.preemption import ApiPreemptor
 from berth.kube.profile_controller import ProfileController
 from berth.kube.reporting import ApiReporter
 from berth.kube.server import HealthServer
@@ -107,6 +108,7 @@ async def start(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> None:
         binder=ApiBinder(session),
         reporter=reporter,
         metrics=PrometheusObserver(metrics),
+        preemptor=ApiPreemptor(session, instance=identity()),
     )
     profiles = ProfileController(app.scheduler, session)
     server = HealthServer(

@@ -14,7 +14,13 @@ import logging
 import random
 from collections.abc import Iterable
 
-from berth.engine.algorithm import Scheduled, SchedulingError, SearchState, schedule_one
+from berth.engine.algorithm import (
+    Scheduled,
+    SchedulingError,
+    SearchState,
+    Unschedulable,
+    schedule_one,
+)
 from berth.engine.framework.events import ClusterEvent
 from berth.engine.framework.runtime import Framework
 from berth.engine.model.node import Node
@@ -26,6 +32,7 @@ from berth.scheduling.ports import (
     BindOutcome,
     Clock,
     NullObserver,
+    Preemptor,
     Reporter,
     SchedulingObserver,
     SchedulingReason,
@@ -47,6 +54,7 @@ class Scheduler:
         clock: Clock,
         rng: random.Random,  # test seam: tie-breaks among equal scores
         observer: SchedulingObserver | None = None,
+        preemptor: Preemptor | None = None,
         max_binds_in_flight: int = 64,
         initial_backoff: float = 1.0,
         max_backoff: float = 10.0,
@@ -67,6 +75,7 @@ class Scheduler:
         self._clock = clock
         self._rng = rng
         self._observer: SchedulingObserver = observer or NullObserver()
+        self._preemptor = preemptor
         self._search = SearchState(percentage_of_nodes_to_score=percentage_of_nodes_to_score)
         self._bind_slots = asyncio.Semaphore(max_binds_in_flight)
         self._binds: set[asyncio.Task[None]] = set()
@@ -252,12 +261,26 @@ class Scheduler:
             reason=SchedulingReason.UNSCHEDULABLE,
             profile=framework.profile_name,
         )
+        self._carry_out_post_filter(pod, decision, framework.profile_name)
         self.queue.add_unschedulable(
             info,
             unschedulable_plugins=set(decision.diagnosis.unschedulable_plugins),
             pending_plugins=set(decision.diagnosis.pending_plugins),
             error=False,
         )
+
+    def _carry_out_post_filter(self, pod: Pod, decision: Unschedulable, profile: str) -> None:
+        result = decision.post_filter
+        if result is None:
+            return
+        found = result.status.is_success and bool(result.nominated_node)
+        self._observer.preemption(victims=len(result.victims) if found else None)
+        if self._preemptor is None:
+            return
+        if found and result.nominated_node:
+            self._preemptor.preempt(pod, result.nominated_node, result.victims, profile=profile)
+        elif result.nominated_node == "" and pod.nominated_node_name:
+            self._preemptor.nominate(pod, "")
 
     def _assume_and_bind(
         self, info: QueuedPodInfo, framework: Framework, decision: Scheduled, started: float

@@ -7,6 +7,7 @@ in `berth.scheduling` does I/O of its own.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
@@ -61,6 +62,18 @@ class Reporter(Protocol):
         ...
 
 
+class Preemptor(Protocol):
+    """Carries out what DefaultPreemption decided; calls must not block."""
+
+    def preempt(
+        self, preemptor: Pod, node_name: str, victims: Sequence[Pod], *, profile: str
+    ) -> None: ...
+
+    def nominate(self, pod: Pod, node_name: str) -> None:
+        """Set (or with "" clear) the pod's status.nominatedNodeName."""
+        ...
+
+
 class SchedulingObserver(Protocol):
     """Hooks for metrics; the kube layer backs them with Prometheus. All must be cheap."""
 
@@ -77,6 +90,10 @@ class SchedulingObserver(Protocol):
     def pending(self, counts: dict[str, int]) -> None: ...
 
     def cache_size(self, *, nodes: int, pods: int, assumed: int) -> None: ...
+
+    def preemption(self, *, victims: int | None) -> None:
+        """A PostFilter ran; `victims` is how many were chosen when it found a candidate."""
+        ...
 
 
 class NullObserver:
@@ -99,4 +116,7 @@ class NullObserver:
         pass
 
     def cache_size(self, *, nodes: int, pods: int, assumed: int) -> None:
+        pass
+
+    def preemption(self, *, victims: int | None) -> None:
         pass
