@@ -1,0 +1,357 @@
+"""One benchmark trial: one workload against one scheduler on a fresh control plane.
+
+The same code path for every scheduler under test:
+1. a fresh etcd (tmpfs) + kube-apiserver; namespaces and the PriorityClass;
+2. the scheduler is started (before any node exists, as in scheduler_perf);
+3. the driver's own watch on all pods starts; every timestamp below is the
+   driver's monotonic clock at the moment a watch event arrived;
+4. nodes from node-default.yaml; init pods, created by 30 parallel creators and
+   waited on until bound;
+5. the measured phase: churn (if the workload has it) and the measured pods,
+   again 30 parallel creators, until every measured pod is seen bound;
+6. the final Pods and Nodes are listed and validated; metrics are computed by
+   bench.metrics from the watch timestamps and /proc readings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from bench import metrics
+from bench.procstat import ProcessSampler
+from bench.schedulers import SchedulerUnderTest
+from bench.validator import validate
+from bench.workloads import (
+    CHURN_NAMESPACE,
+    HIGH_PRIORITY_CLASS,
+    INIT_NAMESPACE,
+    MEASURED_NAMESPACE,
+    Workload,
+    churn_node_manifest,
+    node_template_for,
+    service_manifest,
+)
+from berth.controlplane import KubeClient, LocalControlPlane, NodeTemplate, create_nodes
+from berth.controlplane.client import ApiError
+
+__all__ = ["CREATORS", "TrialResult", "run_trial"]
+
+logger = logging.getLogger("bench")
+
+CREATORS = 30  # scheduler_perf's ParallelizeUntil(ctx, 30, ...)
+
+
+@dataclass
+class TrialResult:
+    workload: str
+    scheduler: str
+    repetition: int
+    status: str = "ok"  # ok | void (validator) | timeout | error
+    error: str | None = None
+    throughput: dict[str, float] | None = None
+    throughput_samples: list[float] = field(default_factory=list)
+    makespan_seconds: float | None = None
+    latency_seconds: dict[str, float] | None = None
+    cpu_seconds: float | None = None
+    cpu_seconds_per_1000_pods: float | None = None
+    peak_rss_bytes: int | None = None
+    rss_high_water_mark_bytes: int | None = None
+    measured_pods: int = 0
+    measured_bound: int = 0
+    binds_per_second: list[int] = field(default_factory=list)
+    validation: dict[str, Any] = field(default_factory=dict)
+    phases_seconds: dict[str, float] = field(default_factory=dict)
+    scheduler_info: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class PodRecorder:
+    """The driver's own watch on all pods: first-seen and first-bound times per pod."""
+
+    def __init__(self, client: KubeClient, namespaces: tuple[str, ...]) -> None:
+        self.client = client
+        self.namespaces = namespaces
+        self.added: dict[tuple[str, str], float] = {}
+        self.bound: dict[tuple[str, str], float] = {}
+        self._bound_count: dict[str, int] = dict.fromkeys(namespaces, 0)
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._listed = asyncio.Event()
+
+    def _record(self, pod: dict[str, Any], now: float) -> None:
+        metadata = pod["metadata"]
+        namespace = metadata.get("namespace")
+        if namespace not in self._bound_count:
+            return
+        key = (namespace, metadata["name"])
+        self.added.setdefault(key, now)
+        if pod["spec"].get("nodeName") and key not in self.bound:
+            self.bound[key] = now
+            self._bound_count[namespace] += 1
+            self._changed.set()
+
+    async def _follow(self) -> None:
+        path = "/api/v1/pods"
+        while True:
+            items, version = await self.client.list(path)
+            now = time.monotonic()
+            for item in items:
+                self._record(item, now)
+            self._listed.set()
+            try:
+                while True:
+                    async for event in self.client.watch(
+                        path, resource_version=version, timeout_seconds=1800
+                    ):
+                        now = time.monotonic()
+                        obj = event["object"]
+                        version = obj.get("metadata", {}).get("resourceVersion", version)
+                        kind = event["type"]
+                        if kind == "ERROR":
+                            raise ApiError("WATCH", path, obj.get("code", 500), obj)
+                        if kind in ("ADDED", "MODIFIED"):
+                            self._record(obj, now)
+            except ApiError as error:
+                if error.status != 410:
+                    raise
+                logger.warning("pod watch expired (410); re-listing")
+
+    async def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._follow())
+        await self._listed.wait()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def wait_bound(self, namespace: str, count: int, *, timeout: float) -> float:
+        """Wait until `count` pods of `namespace` are bound; the time the last one was seen."""
+        deadline = time.monotonic() + timeout
+        while self._bound_count[namespace] < count:
+            if self._task is not None and self._task.done():
+                self._task.result()  # the watch failed: raise its error
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(
+                    f"{count - self._bound_count[namespace]} of {count} pods in {namespace} "
+                    f"not bound within {timeout:.0f}s"
+                )
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), min(remaining, 1.0))
+        return max(t for (ns, _), t in self.bound.items() if ns == namespace)
+
+    def bound_in(self, namespace: str) -> int:
+        return self._bound_count[namespace]
+
+
+async def create_with_creators(
+    client: KubeClient, namespace: str, manifests: list[dict[str, Any]]
+) -> None:
+    """POST the pods with CREATORS parallel workers (scheduler_perf's 30)."""
+    queue = iter(manifests)
+    path = f"/api/v1/namespaces/{namespace}/pods"
+
+    async def creator() -> None:
+        for manifest in queue:
+            await client.create(path, manifest)
+
+    await asyncio.gather(*(creator() for _ in range(CREATORS)))
+
+
+async def run_churn(client: KubeClient, workload: Workload, scheduler_name: str) -> None:
+    """scheduler_perf's churn op: runs until cancelled."""
+    churn = workload.churn
+    assert churn is not None
+    pods_path = f"/api/v1/namespaces/{CHURN_NAMESPACE}/pods"
+    background: set[asyncio.Task[Any]] = set()
+
+    def fire(coroutine: Any) -> None:
+        # The cadence must not wait on the API: every call runs on its own.
+        task = asyncio.get_running_loop().create_task(coroutine)
+        background.add(task)
+        task.add_done_callback(background.discard)
+
+    async def ignore_missing(coroutine: Any) -> None:
+        with contextlib.suppress(ApiError):
+            await coroutine
+
+    previous: list[str] = []
+    try:
+        for index in itertools.count(1):
+            pod = churn.pod(f"pod-h-{index:05d}", scheduler_name)
+            if churn.mode == "create":
+                fire(ignore_missing(client.create(pods_path, pod)))
+            else:  # recreate: delete the previous set, create a new one
+                for path in previous:
+                    fire(ignore_missing(client.delete(path, grace_period_seconds=0)))
+                node_name = f"node-churn-{index:05d}"
+                service_name = f"service-churn-{index:05d}"
+                previous = [
+                    f"/api/v1/nodes/{node_name}",
+                    f"{pods_path}/{pod['metadata']['name']}",
+                    f"/api/v1/namespaces/{CHURN_NAMESPACE}/services/{service_name}",
+                ]
+                fire(ignore_missing(client.create("/api/v1/nodes", churn_node_manifest(node_name))))
+                fire(ignore_missing(client.create(pods_path, pod)))
+                fire(
+                    ignore_missing(
+                        client.create(
+                            f"/api/v1/namespaces/{CHURN_NAMESPACE}/services",
+                            service_manifest(service_name),
+                        )
+                    )
+                )
+            await asyncio.sleep(churn.interval_seconds)
+    finally:
+        for task in list(background):
+            task.cancel()
+
+
+def _prepare_api(plane: LocalControlPlane) -> None:
+    for namespace in (INIT_NAMESPACE, MEASURED_NAMESPACE, CHURN_NAMESPACE):
+        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+        plane.request("POST", "/api/v1/namespaces", body, ok_statuses=(409,))
+    priority_class = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": HIGH_PRIORITY_CLASS},
+        "value": 10,
+    }
+    plane.request(
+        "POST", "/apis/scheduling.k8s.io/v1/priorityclasses", priority_class, ok_statuses=(409,)
+    )
+
+
+def _timeout_for(pods: int) -> float:
+    return max(180.0, pods / 10.0)
+
+
+async def _measure(
+    plane: LocalControlPlane,
+    workload: Workload,
+    scheduler: SchedulerUnderTest,
+    result: TrialResult,
+) -> None:
+    sampler = ProcessSampler(scheduler.pid)
+    sampler.start()
+    phases = result.phases_seconds
+    async with plane.client(concurrency=64) as client:
+        recorder = PodRecorder(client, (INIT_NAMESPACE, MEASURED_NAMESPACE))
+        await recorder.start()
+        try:
+            began = time.monotonic()
+            await create_nodes(client, NodeTemplate(**node_template_for(workload)), workload.nodes)
+            phases["create_nodes"] = time.monotonic() - began
+
+            began = time.monotonic()
+            init = [
+                workload.init_pod(f"pod-{i:05d}", scheduler.scheduler_name)
+                for i in range(workload.init_pods)
+            ]
+            await create_with_creators(client, INIT_NAMESPACE, init)
+            if init:
+                await recorder.wait_bound(
+                    INIT_NAMESPACE, len(init), timeout=_timeout_for(len(init))
+                )
+            phases["init_pods"] = time.monotonic() - began
+
+            measured = [
+                workload.measured_pod(f"pod-{i:05d}", scheduler.scheduler_name)
+                for i in range(workload.measured_pods)
+            ]
+            result.measured_pods = len(measured)
+            churn_task = None
+            cpu_before = sampler.cpu()
+            start = time.monotonic()
+            if workload.churn is not None:
+                churn_task = asyncio.get_running_loop().create_task(
+                    run_churn(client, workload, scheduler.scheduler_name)
+                )
+            try:
+                await create_with_creators(client, MEASURED_NAMESPACE, measured)
+                phases["create_measured"] = time.monotonic() - start
+                end = await recorder.wait_bound(
+                    MEASURED_NAMESPACE, len(measured), timeout=_timeout_for(len(measured))
+                )
+            except TimeoutError as error:
+                result.status, result.error = "timeout", str(error)
+                end = time.monotonic()
+            finally:
+                cpu_after = sampler.cpu()
+                if churn_task is not None:
+                    churn_task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await churn_task
+            phases["measured"] = end - start
+            result.measured_bound = recorder.bound_in(MEASURED_NAMESPACE)
+            _fill_metrics(result, recorder, start=start, end=end)
+            if cpu_before is not None and cpu_after is not None:
+                result.cpu_seconds = cpu_after - cpu_before
+                result.cpu_seconds_per_1000_pods = result.cpu_seconds / len(measured) * 1000
+
+            began = time.monotonic()
+            pods, _ = await client.list("/api/v1/pods")
+            nodes, _ = await client.list("/api/v1/nodes")
+            validation = validate(pods, nodes)
+            phases["validate"] = time.monotonic() - began
+            result.validation = {
+                "ok": validation.ok,
+                "violations": validation.violations,
+                "pending_pods": validation.pending,
+                "pods_on_deleted_nodes": validation.bound_to_missing_nodes,
+            }
+            if not validation.ok and result.status == "ok":
+                result.status = "void"
+        finally:
+            await recorder.stop()
+            await sampler.stop()
+    result.peak_rss_bytes = sampler.peak_rss
+    result.rss_high_water_mark_bytes = sampler.high_water_mark
+
+
+def _fill_metrics(result: TrialResult, recorder: PodRecorder, *, start: float, end: float) -> None:
+    bound = {k: t for k, t in recorder.bound.items() if k[0] == MEASURED_NAMESPACE}
+    samples = metrics.throughput_samples(bound.values(), start=start, end=end)
+    result.throughput_samples = samples
+    summary = metrics.summarize_throughput(samples)
+    result.throughput = asdict(summary) if summary is not None else None
+    result.makespan_seconds = end - start
+    latencies = [t - recorder.added.get(k, t) for k, t in bound.items()]
+    latency = metrics.summarize_latencies(latencies)
+    result.latency_seconds = asdict(latency) if latency is not None else None
+    result.binds_per_second = metrics.per_interval_counts(bound.values(), start=start)
+
+
+def run_trial(workload: Workload, scheduler: SchedulerUnderTest, repetition: int) -> TrialResult:
+    """Run one trial end to end; never raises for a scheduler's failure (status says it)."""
+    result = TrialResult(workload=workload.name, scheduler=scheduler.key, repetition=repetition)
+    plane = LocalControlPlane()
+    began = time.monotonic()
+    try:
+        plane.start()
+        _prepare_api(plane)
+        result.phases_seconds["control_plane"] = time.monotonic() - began
+        began = time.monotonic()
+        scheduler.start(plane)
+        result.phases_seconds["scheduler_start"] = time.monotonic() - began
+        result.scheduler_info = scheduler.describe(plane)
+        asyncio.run(_measure(plane, workload, scheduler, result))
+    except Exception as error:  # a trial's failure is data, not a crash of the whole bench
+        logger.exception("trial %s / %s failed", workload.name, scheduler.key)
+        result.status = "error"
+        result.error = f"{type(error).__name__}: {error}\n{scheduler.log_tail()}"
+    finally:
+        scheduler.stop()
+        plane.stop()
+    return result

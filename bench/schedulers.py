@@ -1,0 +1,191 @@
+"""The schedulers under test, behind one small interface the driver uses identically.
+
+- kube-scheduler: the reference v1.37.2 binary, one `default-scheduler` profile,
+  client QPS/burst 5000 (scheduler_perf's setting), leader election off.
+- berth: `berth run` with the shipped manifests and default SchedulerProfile
+  (schedulerName `berth`), under its ServiceAccount, peering as shipped.
+- null-binder: bench/null_binder.py, the control plane's ceiling C.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Protocol
+
+import berth
+from bench import null_binder
+from berth.controlplane import LocalControlPlane
+from berth.controlplane.berth_process import BerthReplica, install
+from berth.controlplane.processes import ManagedProcess, wait_until
+
+__all__ = ["SCHEDULERS", "SchedulerUnderTest", "make_scheduler"]
+
+REPO = Path(__file__).resolve().parents[1]
+KUBE_SCHEDULER_QPS = 5000
+KUBE_SCHEDULER_BURST = 5000
+
+
+class SchedulerUnderTest(Protocol):
+    key: str
+    scheduler_name: str
+
+    def start(self, plane: LocalControlPlane) -> None: ...
+
+    @property
+    def pid(self) -> int | None: ...
+
+    def stop(self) -> None: ...
+
+    def describe(self, plane: LocalControlPlane) -> dict[str, Any]: ...
+
+    def log_tail(self) -> str: ...
+
+
+class KubeScheduler:
+    key = "kube-scheduler"
+    scheduler_name = "default-scheduler"
+
+    def __init__(self) -> None:
+        self._plane: LocalControlPlane | None = None
+        self._process: ManagedProcess | None = None
+
+    def start(self, plane: LocalControlPlane) -> None:
+        self._plane = plane
+        self._process = plane.start_kube_scheduler(
+            qps=KUBE_SCHEDULER_QPS, burst=KUBE_SCHEDULER_BURST
+        )
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def stop(self) -> None:
+        if self._plane is not None:
+            self._plane.stop_kube_scheduler()
+
+    def describe(self, plane: LocalControlPlane) -> dict[str, Any]:
+        version = subprocess.run(
+            [str(plane.binaries.kube_scheduler), "--version"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+        return {
+            "version": version,
+            "qps": KUBE_SCHEDULER_QPS,
+            "burst": KUBE_SCHEDULER_BURST,
+            "profile": "default-scheduler, default plugins",
+            "feature_gates": "binary defaults",
+        }
+
+    def log_tail(self) -> str:
+        if self._process is None:
+            return ""
+        from berth.controlplane.processes import tail
+
+        return tail(self._process.log_path)
+
+
+class Berth:
+    key = "berth"
+    scheduler_name = "berth"
+
+    def __init__(self) -> None:
+        self._replica: BerthReplica | None = None
+
+    def start(self, plane: LocalControlPlane) -> None:
+        install(plane)
+        self._replica = BerthReplica(plane, "bench-0").start()
+        self._replica.wait_leading()
+
+    @property
+    def pid(self) -> int | None:
+        return self._replica.process.pid if self._replica is not None else None
+
+    def stop(self) -> None:
+        if self._replica is not None:
+            self._replica.stop()
+
+    def describe(self, plane: LocalControlPlane) -> dict[str, Any]:
+        commit = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+        return {
+            "version": berth.__version__,
+            "commit": commit,
+            "profile": "shipped default (manifests/default-profile.yaml)",
+            "python": sys.version.split()[0],
+        }
+
+    def log_tail(self) -> str:
+        return self._replica.log_tail() if self._replica is not None else ""
+
+
+class NullBinder:
+    key = "null-binder"
+    scheduler_name = null_binder.SCHEDULER_NAME
+
+    def __init__(self) -> None:
+        self._process: ManagedProcess | None = None
+
+    def start(self, plane: LocalControlPlane) -> None:
+        ready = plane.run_dir / "null-binder.ready"
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(REPO), str(REPO / "operator"), env.get("PYTHONPATH", "")]
+        )
+        self._process = ManagedProcess(
+            "null-binder",
+            [
+                sys.executable,
+                "-m",
+                "bench.null_binder",
+                f"--kubeconfig={plane.admin_kubeconfig}",
+                f"--ready-file={ready}",
+            ],
+            log_path=plane.run_dir / "null-binder.log",
+            env=env,
+            cwd=REPO,
+        )
+        self._process.start()
+        wait_until(
+            ready.exists,
+            timeout=60,
+            failure=self._process.failure_message,
+            description="null binder ready",
+        )
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self._process.stop()
+
+    def describe(self, plane: LocalControlPlane) -> dict[str, Any]:
+        return {"in_flight_binds": null_binder.IN_FLIGHT, "python": sys.version.split()[0]}
+
+    def log_tail(self) -> str:
+        if self._process is None:
+            return ""
+        from berth.controlplane.processes import tail
+
+        return tail(self._process.log_path)
+
+
+SCHEDULERS: dict[str, type[KubeScheduler] | type[Berth] | type[NullBinder]] = {
+    KubeScheduler.key: KubeScheduler,
+    Berth.key: Berth,
+    NullBinder.key: NullBinder,
+}
+
+
+def make_scheduler(key: str) -> SchedulerUnderTest:
+    return SCHEDULERS[key]()
