@@ -15,7 +15,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from berth.controlplane import KubeClient, LocalControlPlane, NodeTemplate, create_nodes
+from berth.controlplane import ApiError, KubeClient, LocalControlPlane, NodeTemplate, create_nodes
+from berth.controlplane.berth_process import BerthReplica
 from berth.controlplane.objects import list_events, unique_name, wait_for_pods_bound
 from berth.engine.model.quantity import to_milli, to_units
 
@@ -23,10 +24,13 @@ __all__ = [
     "DEFAULT_SCHEDULER",
     "GROUP_LABEL",
     "SCHEDULER",
+    "BindingRecorder",
+    "RssSampler",
     "capacity_violations",
     "create",
     "events",
     "get_pod",
+    "list_all",
     "make_nodes",
     "node_kind",
     "patch",
@@ -266,3 +270,88 @@ def write_report(
         record(key, value)
     record("report_path", str(path))
     return path
+
+
+class BindingRecorder:
+    """Follows the pods of one namespace and notes when each is first seen bound.
+
+    `run()` lists, then watches from the list's resourceVersion (re-listing when a
+    watch ends), for as long as the task lives; cancel it when done. Times are
+    `time.monotonic()` at the moment the watch delivered the binding.
+    """
+
+    def __init__(self, client: KubeClient, namespace: str) -> None:
+        self._client = client
+        self._path = f"/api/v1/namespaces/{namespace}/pods"
+        self.namespace = namespace
+        self.bound: dict[str, tuple[str, float]] = {}  # pod name -> (node, first seen bound)
+        self._changed = asyncio.Event()
+
+    def _record(self, pod: Mapping[str, Any]) -> None:
+        node = pod["spec"].get("nodeName")
+        name = pod["metadata"]["name"]
+        if node and name not in self.bound:
+            self.bound[name] = (node, time.monotonic())
+            self._changed.set()
+
+    async def run(self) -> None:
+        while True:
+            pods, resource_version = await self._client.list(self._path)
+            for pod in pods:
+                self._record(pod)
+            try:
+                async for event in self._client.watch(
+                    self._path, resource_version=resource_version
+                ):
+                    if event["type"] in ("ADDED", "MODIFIED"):
+                        self._record(event["object"])
+                    elif event["type"] == "ERROR":
+                        break
+            except ApiError as error:
+                if error.status != 410:  # 410 Gone: too old a resourceVersion; re-list
+                    raise
+
+    async def wait_for(self, count: int, *, timeout: float) -> None:
+        """Until at least `count` pods are bound; TimeoutError says how many were."""
+        deadline = time.monotonic() + timeout
+        while len(self.bound) < count:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(
+                    f"{len(self.bound)} of {count} pods in {self.namespace} bound "
+                    f"within {timeout:.0f}s"
+                )
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), remaining)
+            except TimeoutError:
+                continue
+
+    def times(self) -> list[float]:
+        return sorted(seen for _node, seen in self.bound.values())
+
+
+class RssSampler:
+    """Samples a replica's resident memory every `interval` seconds while `run()` lives."""
+
+    def __init__(self, replica: BerthReplica, interval: float = 0.5) -> None:
+        self._replica = replica
+        self._interval = interval
+        self.samples: list[int] = []
+
+    async def run(self) -> None:
+        while True:
+            self.samples.append(self._replica.process.rss_bytes())
+            await asyncio.sleep(self._interval)  # wait-ok: sampling cadence, not a timing wait
+
+    @property
+    def peak(self) -> int:
+        return max(self.samples, default=0)
+
+
+def list_all(plane: LocalControlPlane, path: str, **params: str) -> list[dict[str, Any]]:
+    async def work(client: KubeClient) -> list[dict[str, Any]]:
+        items, _ = await client.list(path, params=params or None)
+        return items
+
+    return with_client(plane, work)
