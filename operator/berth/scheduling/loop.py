@@ -201,7 +201,21 @@ class Scheduler:
                     )
                     await asyncio.sleep(0)
                     continue
-                self.schedule_one(info)
+                try:
+                    self.schedule_one(info)
+                except Exception as error:  # a bug must cost one pod an attempt, not the loop
+                    logger.exception("Scheduling %s failed unexpectedly", info.pod.key)
+                    self._reporter.failed(
+                        info.pod,
+                        f"internal error: {error}",
+                        reason=SchedulingReason.SCHEDULER_ERROR,
+                        profile=info.pod.scheduler_name,
+                    )
+                    if self.cache.is_assumed(info.pod.uid):
+                        self.cache.forget(info.pod.uid)
+                    self.queue.add_unschedulable(
+                        info, unschedulable_plugins=set(), pending_plugins=set(), error=True
+                    )
                 # Give watch handlers and binds a turn between decisions.
                 await asyncio.sleep(0)
         finally:

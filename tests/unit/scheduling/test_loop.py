@@ -179,3 +179,27 @@ async def test_terminal_pods_leave_queue_and_cache(phase: str) -> None:
     assert scheduler.cache.cluster.pod(bound.uid) is not None
     scheduler.on_pod(make_pod("b").uid(bound.uid).req(cpu="1").node("a").phase(phase).build())
     assert scheduler.cache.cluster.pod(bound.uid) is None
+
+
+class ExplodingFilter(FakeFilter):
+    def filter(self, state, pod, slots):  # type: ignore[no-untyped-def]
+        raise RuntimeError("boom")
+
+
+async def test_a_plugin_bug_costs_one_attempt_not_the_loop() -> None:
+    reporter = FakeReporter()
+    scheduler = _scheduler(FakeBinder(), reporter, ExplodingFilter("Explodes"))
+    scheduler.on_node(_node("a"))
+    pod = _pod("p")
+    scheduler.on_pod(pod)
+    task = asyncio.create_task(scheduler.run())
+    try:
+        for _ in range(100):
+            if reporter.failures:
+                break
+            await asyncio.sleep(0)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    assert reporter.failures == [("p", "internal error: boom", SchedulingReason.SCHEDULER_ERROR)]
+    assert scheduler.queue.queue_of(pod.uid) == "backoff"
