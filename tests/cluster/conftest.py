@@ -28,6 +28,11 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Heavy modules (`RUNS_LAST = True`: failover, scale) run after the cheap ones."""
+    items.sort(key=lambda item: bool(getattr(getattr(item, "module", None), "RUNS_LAST", False)))
+
+
 def _interrupt_on_sigterm(signum: int, frame: FrameType | None) -> None:
     # Turns `kill <pytest>` into the same orderly unwinding as Ctrl-C.
     raise KeyboardInterrupt(f"signal {signum}")

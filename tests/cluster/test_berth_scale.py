@@ -29,6 +29,7 @@ from tests.cluster.helpers import (
 )
 
 pytestmark = pytest.mark.cluster
+RUNS_LAST = True  # heavy: see conftest.py
 
 NODES = 500
 PODS = 5_000
