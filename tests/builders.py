@@ -1,7 +1,7 @@
 """Fluent builders for the raw API dicts that tests feed the engine.
 
-    make_pod("web").req(cpu="500m").toleration(key="gpu", operator="Exists").obj()
-    make_node("n1").capacity(cpu="4", memory="8Gi", pods=110).zone("z1").obj()
+make_pod("web").req(cpu="500m").toleration(key="gpu", operator="Exists").obj()
+make_node("n1").capacity(cpu="4", memory="8Gi", pods=110).zone("z1").obj()
 """
 
 from __future__ import annotations
@@ -47,12 +47,16 @@ class PodBuilder:
         """Requests of container `container` (added if needed); use memory="1Gi", cpu="500m"."""
         containers = self._spec["containers"]
         while len(containers) <= container:
-            containers.append({"name": f"c{len(containers)}", "image": "registry.k8s.io/pause:3.10"})
+            containers.append(
+                {"name": f"c{len(containers)}", "image": "registry.k8s.io/pause:3.10"}
+            )
         resources = containers[container].setdefault("resources", {})
         resources.setdefault("requests", {}).update(_resource_names(requests))
         return self
 
-    def container(self, image: str = "registry.k8s.io/pause:3.10", **requests: str | int) -> PodBuilder:
+    def container(
+        self, image: str = "registry.k8s.io/pause:3.10", **requests: str | int
+    ) -> PodBuilder:
         containers = self._spec["containers"]
         entry: dict[str, Any] = {"name": f"c{len(containers)}", "image": image}
         if requests:
@@ -97,7 +101,9 @@ class PodBuilder:
         self._spec.setdefault("nodeSelector", {}).update(labels)
         return self
 
-    def toleration(self, key: str = "", operator: str = "Equal", value: str = "", effect: str = "") -> PodBuilder:
+    def toleration(
+        self, key: str = "", operator: str = "Equal", value: str = "", effect: str = ""
+    ) -> PodBuilder:
         entry: dict[str, Any] = {"key": key, "operator": operator}
         if value:
             entry["value"] = value
@@ -115,8 +121,10 @@ class PodBuilder:
         expression: dict[str, Any] = {"key": key, "operator": operator}
         if values:
             expression["values"] = list(values)
-        required = self._affinity().setdefault("nodeAffinity", {}).setdefault(
-            "requiredDuringSchedulingIgnoredDuringExecution", {"nodeSelectorTerms": []}
+        required = (
+            self._affinity()
+            .setdefault("nodeAffinity", {})
+            .setdefault("requiredDuringSchedulingIgnoredDuringExecution", {"nodeSelectorTerms": []})
         )
         required["nodeSelectorTerms"].append({"matchExpressions": [expression]})
         return self
@@ -133,7 +141,9 @@ class PodBuilder:
         ).append({"weight": weight, "preference": term})
         return self
 
-    def pod_affinity(self, kind: str, term: dict[str, Any], weight: int | None = None) -> PodBuilder:
+    def pod_affinity(
+        self, kind: str, term: dict[str, Any], weight: int | None = None
+    ) -> PodBuilder:
         """kind is "podAffinity" or "podAntiAffinity"; weight None = required."""
         section = self._affinity().setdefault(kind, {})
         if weight is None:
@@ -187,7 +197,13 @@ class PodBuilder:
 
     def owner(self, kind: str, name: str, api_version: str = "apps/v1") -> PodBuilder:
         self._raw["metadata"].setdefault("ownerReferences", []).append(
-            {"apiVersion": api_version, "kind": kind, "name": name, "uid": f"owner-{name}", "controller": True}
+            {
+                "apiVersion": api_version,
+                "kind": kind,
+                "name": name,
+                "uid": f"owner-{name}",
+                "controller": True,
+            }
         )
         return self
 
@@ -251,7 +267,9 @@ class NodeBuilder:
         return self.label("topology.kubernetes.io/zone", zone)
 
     def taint(self, key: str, value: str = "", effect: str = "NoSchedule") -> NodeBuilder:
-        self._raw["spec"].setdefault("taints", []).append({"key": key, "value": value, "effect": effect})
+        self._raw["spec"].setdefault("taints", []).append(
+            {"key": key, "value": value, "effect": effect}
+        )
         return self
 
     def unschedulable(self, value: bool = True) -> NodeBuilder:

@@ -32,7 +32,9 @@ class FieldError(ValueError):
         super().__init__(f"{field}: {problem}")
 
     def under(self, prefix: str) -> FieldError:
-        joined = f"{prefix}.{self.field}" if self.field and not self.field.startswith("[") else (
-            f"{prefix}{self.field}"
+        joined = (
+            f"{prefix}.{self.field}"
+            if self.field and not self.field.startswith("[")
+            else (f"{prefix}{self.field}")
         )
         return FieldError(joined, self.problem)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pickle
 
 import pytest
-from tests.builders import make_node, make_pod
-from tests.unit.engine.fakes import cluster_of
 
 from berth.engine.cluster import ClusterState
 from berth.engine.cluster.queries import PodClause, PodQuery
 from berth.engine.errors import InvalidObjectError
 from berth.engine.model.labels import LabelSelector, Operator, Requirement
 from berth.engine.model.pdb import PodDisruptionBudget
+from tests.builders import make_node, make_pod
+from tests.unit.engine.fakes import cluster_of
 
 
 def _cluster() -> ClusterState:

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.builders import make_node, make_pod
 
 from berth.engine.cluster import ClusterState
 from berth.engine.model.node import Node, TaintEffect
@@ -18,6 +17,7 @@ from berth.engine.nodematch import (
     matches_required_node_affinity,
     pod_has_node_requirements,
 )
+from tests.builders import make_node, make_pod
 
 OPERATORS = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
 

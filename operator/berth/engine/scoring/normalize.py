@@ -15,7 +15,9 @@ def go_div(numerator: Scores, denominator: int | Scores) -> Scores:
     )
 
 
-def normalize_to_max(scores: Scores, *, reverse: bool = False, max_score: int = MAX_NODE_SCORE) -> Scores:
+def normalize_to_max(
+    scores: Scores, *, reverse: bool = False, max_score: int = MAX_NODE_SCORE
+) -> Scores:
     """Scale so the highest raw score becomes `max_score`; `reverse` flips it (fewest is best).
 
     All-zero input stays 0, or becomes `max_score` everywhere when reversed.

@@ -6,8 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.builders import PodBuilder, make_node, make_pod
-
 from berth.engine.cluster import ClusterState
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.interfaces import PluginArgs
@@ -15,6 +13,7 @@ from berth.engine.framework.status import Code
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
 from berth.engine.plugins.inter_pod_affinity import InterPodAffinity, new_plugin
+from tests.builders import PodBuilder, make_node, make_pod
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

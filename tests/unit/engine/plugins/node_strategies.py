@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
+
 from tests.builders import make_node, make_pod
 
 LABEL_KEYS = ("zone", "tier", "gpu", "size")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from tests.builders import make_pod
-
 from berth.engine.framework.interfaces import BindPlugin
 from berth.engine.plugins.default_binder import new_plugin
+from tests.builders import make_pod
 
 
 def test_binds_every_pod() -> None:

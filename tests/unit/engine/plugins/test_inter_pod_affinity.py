@@ -5,6 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+
+from berth.engine.framework.status import Code
+from berth.engine.plugins.inter_pod_affinity import (
+    REASON_AFFINITY_RULES_NOT_MATCH as AFFINITY,
+)
+from berth.engine.plugins.inter_pod_affinity import (
+    REASON_ANTI_AFFINITY_RULES_NOT_MATCH as ANTI,
+)
+from berth.engine.plugins.inter_pod_affinity import (
+    REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH as EXISTING,
+)
 from tests.builders import PodBuilder, make_pod
 from tests.unit.engine.plugins.inter_pod_affinity_helpers import (
     HOST,
@@ -16,17 +27,6 @@ from tests.unit.engine.plugins.inter_pod_affinity_helpers import (
     term,
     three_nodes,
     web_pod,
-)
-
-from berth.engine.framework.status import Code
-from berth.engine.plugins.inter_pod_affinity import (
-    REASON_AFFINITY_RULES_NOT_MATCH as AFFINITY,
-)
-from berth.engine.plugins.inter_pod_affinity import (
-    REASON_ANTI_AFFINITY_RULES_NOT_MATCH as ANTI,
-)
-from berth.engine.plugins.inter_pod_affinity import (
-    REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH as EXISTING,
 )
 
 # ---------------------------------------------------------------------- filter

@@ -5,13 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.builders import make_pod
-from tests.unit.engine.plugins.inter_pod_affinity_helpers import (
-    ZONE,
-    term,
-    web_pod,
-    zoned,
-)
 
 from berth.engine.framework.events import Action, QueueingHint, Resource
 from berth.engine.framework.interfaces import InvalidPluginArgsError
@@ -22,6 +15,13 @@ from berth.engine.plugins.inter_pod_affinity.queueing import (
     after_assigned_pod_change,
     after_node_change,
     after_target_pod_label_update,
+)
+from tests.builders import make_pod
+from tests.unit.engine.plugins.inter_pod_affinity_helpers import (
+    ZONE,
+    term,
+    web_pod,
+    zoned,
 )
 
 # ---------------------------------------------------------------------- args

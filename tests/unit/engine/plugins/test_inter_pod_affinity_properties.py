@@ -6,6 +6,12 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from berth.engine.cluster import ClusterState
+from berth.engine.framework.cycle_state import CycleState
+from berth.engine.framework.status import Code
+from berth.engine.model.pod import Pod
+from berth.engine.plugins.inter_pod_affinity import new_plugin
 from tests.builders import make_node, make_pod
 from tests.unit.engine.reference.inter_pod_affinity import (
     reference_filter,
@@ -14,12 +20,6 @@ from tests.unit.engine.reference.inter_pod_affinity import (
     reference_pre_score,
     reference_score,
 )
-
-from berth.engine.cluster import ClusterState
-from berth.engine.framework.cycle_state import CycleState
-from berth.engine.framework.status import Code
-from berth.engine.model.pod import Pod
-from berth.engine.plugins.inter_pod_affinity import new_plugin
 
 NAMESPACES = ["default", "team-a", "team-b"]
 TOPOLOGY_KEYS = ["kubernetes.io/hostname", "topology.kubernetes.io/zone", "rack"]

@@ -7,6 +7,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+
+from berth.engine.framework.cycle_state import CycleState
+from berth.engine.model.node import Node
+from berth.engine.plugins.inter_pod_affinity import new_plugin
 from tests.builders import PodBuilder, make_pod
 from tests.unit.engine.plugins.inter_pod_affinity_helpers import (
     HOST,
@@ -17,10 +21,6 @@ from tests.unit.engine.plugins.inter_pod_affinity_helpers import (
     web_pod,
     zoned,
 )
-
-from berth.engine.framework.cycle_state import CycleState
-from berth.engine.model.node import Node
-from berth.engine.plugins.inter_pod_affinity import new_plugin
 
 # ---------------------------------------------------------------------- score
 

@@ -8,17 +8,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.builders import PodBuilder, make_node, make_pod
-from tests.unit.engine.plugins.node_plugin_support import (
-    PASS,
-    Judgement,
-    all_slots,
-    cycle_over,
-    judge,
-    names_of,
-)
-from tests.unit.engine.plugins.node_strategies import LABEL_KEYS, LABEL_VALUES, raw_nodes
-from tests.unit.engine.reference import node_affinity as reference
 
 from berth.engine.cluster import ClusterState
 from berth.engine.framework.cycle_state import CycleState
@@ -33,6 +22,17 @@ from berth.engine.plugins.node_affinity import (
     REASON_POD,
     new_plugin,
 )
+from tests.builders import PodBuilder, make_node, make_pod
+from tests.unit.engine.plugins.node_plugin_support import (
+    PASS,
+    Judgement,
+    all_slots,
+    cycle_over,
+    judge,
+    names_of,
+)
+from tests.unit.engine.plugins.node_strategies import LABEL_KEYS, LABEL_VALUES, raw_nodes
+from tests.unit.engine.reference import node_affinity as reference
 
 POD_FAIL: Judgement = (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON_POD,))
 ENFORCED_FAIL: Judgement = (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON_ENFORCED,))

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.builders import PodBuilder, make_node, make_pod
-from tests.unit.engine.plugins.spread_helpers import build_cluster, run_filter, run_score
 
 from berth.engine.cluster import Workload
 from berth.engine.framework.status import Code
@@ -16,6 +14,8 @@ from berth.engine.plugins.pod_topology_spread import (
     ERR_REASON_NODE_LABEL_NOT_MATCH,
     new_plugin,
 )
+from tests.builders import PodBuilder, make_node, make_pod
+from tests.unit.engine.plugins.spread_helpers import build_cluster, run_filter, run_score
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

@@ -6,6 +6,12 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from berth.engine.cluster import ClusterState, Workload
+from berth.engine.model.labels import LabelSelector, Operator, Requirement
+from berth.engine.model.node import Node
+from berth.engine.model.pod import Pod
+from berth.engine.plugins.pod_topology_spread import new_plugin, parse_args
 from tests.builders import make_node, make_pod
 from tests.unit.engine.plugins.spread_helpers import build_cluster, run_filter, run_score
 from tests.unit.engine.reference.pod_topology_spread import (
@@ -13,12 +19,6 @@ from tests.unit.engine.reference.pod_topology_spread import (
     reference_filter,
     reference_scores,
 )
-
-from berth.engine.cluster import ClusterState, Workload
-from berth.engine.model.labels import LabelSelector, Operator, Requirement
-from berth.engine.model.node import Node
-from berth.engine.model.pod import Pod
-from berth.engine.plugins.pod_topology_spread import new_plugin, parse_args
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

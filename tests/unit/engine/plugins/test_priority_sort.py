@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from tests.builders import make_pod
 
 from berth.engine.plugins.priority_sort import new_plugin
+from tests.builders import make_pod
 
 
 @pytest.mark.parametrize(

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tests.builders import make_pod
 
 from berth.engine.framework.events import Action, ClusterEvent, QueueingHint, Resource
 from berth.engine.framework.status import Code
 from berth.engine.plugins.scheduling_gates import SchedulingGates, new_plugin
+from tests.builders import make_pod
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,14 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from berth.engine.cluster import ClusterState
+from berth.engine.framework.cycle_state import CycleState
+from berth.engine.framework.events import Action, ClusterEvent, QueueingHint, Resource
+from berth.engine.framework.status import Code
+from berth.engine.model.node import Node
+from berth.engine.model.pod import Pod
+from berth.engine.plugins.taint_toleration import REASON, new_plugin
 from tests.builders import PodBuilder, make_node, make_pod
 from tests.unit.engine.plugins.node_plugin_support import (
     PASS,
@@ -19,14 +27,6 @@ from tests.unit.engine.plugins.node_plugin_support import (
 )
 from tests.unit.engine.plugins.node_strategies import raw_nodes, raw_pod_st
 from tests.unit.engine.reference import taint_toleration as reference
-
-from berth.engine.cluster import ClusterState
-from berth.engine.framework.cycle_state import CycleState
-from berth.engine.framework.events import Action, ClusterEvent, QueueingHint, Resource
-from berth.engine.framework.status import Code
-from berth.engine.model.node import Node
-from berth.engine.model.pod import Pod
-from berth.engine.plugins.taint_toleration import REASON, new_plugin
 
 REJECT: Judgement = (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON,))
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.builders import make_node, make_pod
-from tests.unit.engine.plugins.node_plugin_support import Judgement, cycle_over, judge
 
 from berth.engine.framework.status import Code
 from berth.engine.model.pod import Pod
 from berth.engine.plugins.volume_support import new_plugin
+from tests.builders import make_node, make_pod
+from tests.unit.engine.plugins.node_plugin_support import Judgement, cycle_over, judge
 
 MESSAGE_TWO = (
     "pod uses PersistentVolumeClaim(s) [data p-scratch], which this scheduler does not support yet"
