@@ -38,9 +38,7 @@ _FLAGS: dict[str, tuple[str, type]] = {
 }
 
 
-_KIND_BY_FIELD: dict[str, type] = dict(_FLAGS.values()) | {
-    "standalone": bool
-}
+_KIND_BY_FIELD: dict[str, type] = dict(_FLAGS.values()) | {"standalone": bool}
 
 
 def _camel(field: str) -> str:
