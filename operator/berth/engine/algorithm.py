@@ -23,6 +23,7 @@ from berth.engine.framework.interfaces import (
 from berth.engine.framework.runtime import Framework
 from berth.engine.framework.status import Code, Status, unresolvable
 from berth.engine.model.pod import Pod
+from berth.engine.nominated import NominatedPods, with_nominated_pods
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -86,6 +87,7 @@ def _find_feasible(
     candidates: NodeSlots,
     search: SearchState,
     diagnosis: FilterDiagnosis,
+    nominated: NominatedPods,
 ) -> tuple[NodeSlots, Status | None]:
     """Filter `candidates` from the round-robin start until enough feasible nodes are found."""
     count = candidates.size
@@ -106,7 +108,9 @@ def _find_feasible(
     chunk = wanted
     while found_count < wanted and position < count:
         batch = rotated[position : position + chunk]
-        outcome = framework.run_filters(state, pod, batch)
+        outcome = with_nominated_pods(
+            framework, state.cluster, pod, framework.run_filters(state, pod, batch), nominated
+        )
         if outcome.error is not None:
             diagnosis.failures.extend(outcome.failures)
             return np.empty(0, dtype=np.intp), outcome.error
@@ -156,6 +160,7 @@ def schedule_one(
     search: SearchState,
     rng: random.Random,  # test seam: the tie-break among equal top scores
     run_post_filter: bool = True,
+    nominated: NominatedPods | None = None,
 ) -> Decision:
     state = CycleState(cluster)
     order = cluster.node_order()
@@ -177,7 +182,13 @@ def schedule_one(
     if pod.nominated_node_name:
         slot = cluster.slot_of(pod.nominated_node_name)
         if slot is not None:
-            outcome = framework.run_filters(state, pod, np.asarray([slot], dtype=np.intp))
+            outcome = with_nominated_pods(
+                framework,
+                cluster,
+                pod,
+                framework.run_filters(state, pod, np.asarray([slot], dtype=np.intp)),
+                nominated or {},
+            )
             if outcome.error is None and outcome.feasible.size:
                 feasible = outcome.feasible
 
@@ -190,7 +201,9 @@ def schedule_one(
             diagnosis.absent_status = unresolvable(
                 f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}]"
             )
-        feasible, failure = _find_feasible(framework, state, pod, candidates, search, diagnosis)
+        feasible, failure = _find_feasible(
+            framework, state, pod, candidates, search, diagnosis, nominated or {}
+        )
         processed = feasible.size + diagnosis.explicit_count
         search.next_start_index = (search.next_start_index + processed) % node_count
         for batch in diagnosis.failures:

@@ -86,6 +86,9 @@ class Scheduler:
         # Unassigned pods naming a schedulerName no live profile serves: they
         # join the queue as soon as a profile for their name appears.
         self._unserved: dict[str, Pod] = {}
+        # Pending pods nominated to a node by a preemption: node -> uid -> pod.
+        self._nominated: dict[str, dict[str, Pod]] = {}
+        self._nomination_of: dict[str, str] = {}
 
     # ------------------------------------------------------------------ watch intake
 
@@ -96,6 +99,7 @@ class Scheduler:
             return
         if pod.node_name:
             self._unserved.pop(pod.uid, None)
+            self._nominate(pod, "")
             self.queue.delete(pod)
             previous = self.cache.upsert_pod(pod)
             event = (
@@ -113,6 +117,7 @@ class Scheduler:
                 self._unserved[pod.uid] = pod
             return
         self._unserved.pop(pod.uid, None)
+        self._nominate(pod, pod.nominated_node_name)
         if self.cache.is_assumed(pod.uid):
             return  # our bind is in flight; the watch has not caught up yet
         existing = self.queue.get(pod.uid)
@@ -123,6 +128,7 @@ class Scheduler:
 
     def on_pod_deleted(self, pod: Pod) -> None:
         self._unserved.pop(pod.uid, None)
+        self._nominate(pod, "")
         self._reporter.forget(pod.uid)
         self.queue.delete(pod)
         removed = self.cache.remove_pod(pod.uid)
@@ -154,6 +160,21 @@ class Scheduler:
                 self.queue.delete(info.pod)
         for pod in pod_list:
             self.on_pod(pod)
+
+    def _nominate(self, pod: Pod, node_name: str) -> None:
+        """Record (or with "" drop) the node a pending pod is nominated to."""
+        previous = self._nomination_of.pop(pod.uid, None)
+        if previous is not None:
+            pods = self._nominated.get(previous, {})
+            pods.pop(pod.uid, None)
+            if not pods:
+                self._nominated.pop(previous, None)
+        if node_name:
+            self._nomination_of[pod.uid] = node_name
+            self._nominated.setdefault(node_name, {})[pod.uid] = pod
+
+    def nominated_pods(self) -> dict[str, tuple[Pod, ...]]:
+        return {node: tuple(pods.values()) for node, pods in self._nominated.items()}
 
     def set_profile(self, framework: Framework) -> None:
         self.profiles.set(framework)
@@ -244,7 +265,12 @@ class Scheduler:
             return
         started = self._clock.now()
         decision = schedule_one(
-            framework, self.cache.cluster, pod, search=self._search, rng=self._rng
+            framework,
+            self.cache.cluster,
+            pod,
+            search=self._search,
+            rng=self._rng,
+            nominated=self.nominated_pods() if self._nominated else None,
         )
         self._observer.algorithm(seconds=self._clock.now() - started)
         if isinstance(decision, Scheduled):
@@ -292,8 +318,10 @@ class Scheduler:
         if self._preemptor is None:
             return
         if found and result.nominated_node:
+            self._nominate(pod, result.nominated_node)
             self._preemptor.preempt(pod, result.nominated_node, result.victims, profile=profile)
         elif result.nominated_node == "" and pod.nominated_node_name:
+            self._nominate(pod, "")
             self._preemptor.nominate(pod, "")
 
     def _assume_and_bind(
