@@ -50,3 +50,17 @@ bench-engine: venv
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+
+## Side-by-side benchmark vs kube-scheduler and the null binder (bench/run.py; results in bench/results/).
+BENCH_STAMP := $(VENV)/.bench-installed
+
+$(BENCH_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	touch $(BENCH_STAMP)
+
+.PHONY: bench bench-quick
+bench-quick: venv controlplane $(BENCH_STAMP)
+	$(BIN)/python -m bench.run --suite quick --repeats 1
+
+bench: venv controlplane $(BENCH_STAMP)
+	$(BIN)/python -m bench.run --suite full --repeats $(or $(BENCH_REPEATS),3)

@@ -68,6 +68,7 @@ class TrialResult:
     validation: dict[str, Any] = field(default_factory=dict)
     phases_seconds: dict[str, float] = field(default_factory=dict)
     scheduler_info: dict[str, Any] = field(default_factory=dict)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -234,7 +235,7 @@ def _prepare_api(plane: LocalControlPlane) -> None:
 
 
 def _timeout_for(pods: int) -> float:
-    return max(180.0, pods / 10.0)
+    return max(60.0, pods / 10.0)
 
 
 async def _measure(
@@ -313,11 +314,28 @@ async def _measure(
             }
             if not validation.ok and result.status == "ok":
                 result.status = "void"
+            if result.status != "ok":
+                result.diagnostics = _diagnostics(pods, scheduler)
         finally:
             await recorder.stop()
             await sampler.stop()
     result.peak_rss_bytes = sampler.peak_rss
     result.rss_high_water_mark_bytes = sampler.high_water_mark
+
+
+def _diagnostics(pods: list[dict[str, Any]], scheduler: SchedulerUnderTest) -> dict[str, Any]:
+    """Why a run failed: a few pending measured pods' PodScheduled condition and the log tail."""
+    pending = []
+    for pod in pods:
+        metadata = pod["metadata"]
+        if metadata.get("namespace") != MEASURED_NAMESPACE or pod["spec"].get("nodeName"):
+            continue
+        conditions = (pod.get("status") or {}).get("conditions") or []
+        scheduled = [c for c in conditions if c.get("type") == "PodScheduled"]
+        pending.append({"pod": metadata["name"], "PodScheduled": scheduled})
+        if len(pending) >= 5:
+            break
+    return {"pending_measured_pods": pending, "scheduler_log_tail": scheduler.log_tail()}
 
 
 def _fill_metrics(result: TrialResult, recorder: PodRecorder, *, start: float, end: float) -> None:
