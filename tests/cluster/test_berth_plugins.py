@@ -27,6 +27,7 @@ from tests.cluster.helpers import (
     node_kind,
     patch,
     pod_body,
+    poll,
     scheduled_condition,
     wait_bound,
     wait_unschedulable,
@@ -58,6 +59,19 @@ def _both_unschedulable(
     expected = wait_unschedulable(plane, namespace, theirs)
     actual = wait_unschedulable(plane, namespace, ours)
     assert actual == expected
+    # The FailedScheduling events say the same (kube-scheduler's event note is the message).
+    notes = {
+        pod: poll(
+            lambda pod=pod: [
+                event["message"]
+                for event in events(plane, namespace, name=pod, reason="FailedScheduling")
+            ],
+            timeout=30,
+            description=f"a FailedScheduling event for {pod}",
+        )
+        for pod in (ours, theirs)
+    }
+    assert notes[ours] == notes[theirs] == [expected]
     return actual
 
 
