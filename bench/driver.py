@@ -19,7 +19,9 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -46,6 +48,9 @@ logger = logging.getLogger("bench")
 
 CREATORS = 30  # scheduler_perf's ParallelizeUntil(ctx, 30, ...)
 
+# Called with ("start" | "end", scheduler pid) around the measured phase.
+MeasuredPhaseHook = Callable[[str, int | None], None]
+
 
 @dataclass
 class TrialResult:
@@ -69,6 +74,8 @@ class TrialResult:
     phases_seconds: dict[str, float] = field(default_factory=dict)
     scheduler_info: dict[str, Any] = field(default_factory=dict)
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    # 1-min load average before and after: the machine is shared, so say how busy it was.
+    load_average: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -243,6 +250,7 @@ async def _measure(
     workload: Workload,
     scheduler: SchedulerUnderTest,
     result: TrialResult,
+    on_measured: MeasuredPhaseHook | None,
 ) -> None:
     sampler = ProcessSampler(scheduler.pid)
     sampler.start()
@@ -273,6 +281,8 @@ async def _measure(
             ]
             result.measured_pods = len(measured)
             churn_task = None
+            if on_measured is not None:
+                on_measured("start", scheduler.pid)
             cpu_before = sampler.cpu()
             start = time.monotonic()
             if workload.churn is not None:
@@ -290,6 +300,8 @@ async def _measure(
                 end = time.monotonic()
             finally:
                 cpu_after = sampler.cpu()
+                if on_measured is not None:
+                    on_measured("end", scheduler.pid)
                 if churn_task is not None:
                     churn_task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
@@ -335,7 +347,11 @@ def _diagnostics(pods: list[dict[str, Any]], scheduler: SchedulerUnderTest) -> d
         pending.append({"pod": metadata["name"], "PodScheduled": scheduled})
         if len(pending) >= 5:
             break
-    return {"pending_measured_pods": pending, "scheduler_log_tail": scheduler.log_tail()}
+    return {
+        "pending_measured_pods": pending,
+        "scheduler_log_problems": scheduler.log_problems(),
+        "scheduler_log_tail": scheduler.log_tail(),
+    }
 
 
 def _fill_metrics(result: TrialResult, recorder: PodRecorder, *, start: float, end: float) -> None:
@@ -351,9 +367,16 @@ def _fill_metrics(result: TrialResult, recorder: PodRecorder, *, start: float, e
     result.binds_per_second = metrics.per_interval_counts(bound.values(), start=start)
 
 
-def run_trial(workload: Workload, scheduler: SchedulerUnderTest, repetition: int) -> TrialResult:
+def run_trial(
+    workload: Workload,
+    scheduler: SchedulerUnderTest,
+    repetition: int,
+    *,
+    on_measured: MeasuredPhaseHook | None = None,  # e.g. attach a profiler; None in benchmarks
+) -> TrialResult:
     """Run one trial end to end; never raises for a scheduler's failure (status says it)."""
     result = TrialResult(workload=workload.name, scheduler=scheduler.key, repetition=repetition)
+    result.load_average.append(os.getloadavg()[0])
     plane = LocalControlPlane()
     began = time.monotonic()
     try:
@@ -364,12 +387,13 @@ def run_trial(workload: Workload, scheduler: SchedulerUnderTest, repetition: int
         scheduler.start(plane)
         result.phases_seconds["scheduler_start"] = time.monotonic() - began
         result.scheduler_info = scheduler.describe(plane)
-        asyncio.run(_measure(plane, workload, scheduler, result))
+        asyncio.run(_measure(plane, workload, scheduler, result, on_measured))
     except Exception as error:  # a trial's failure is data, not a crash of the whole bench
         logger.exception("trial %s / %s failed", workload.name, scheduler.key)
         result.status = "error"
         result.error = f"{type(error).__name__}: {error}\n{scheduler.log_tail()}"
     finally:
+        result.load_average.append(os.getloadavg()[0])
         scheduler.stop()
         plane.stop()
     return result

@@ -43,6 +43,25 @@ class SchedulerUnderTest(Protocol):
 
     def log_tail(self) -> str: ...
 
+    def log_problems(self) -> list[str]: ...
+
+
+def _problems(log_path: Path | None, limit: int = 60) -> list[str]:
+    """Warning and error lines of a log (klog's W/E prefixes too), for failed trials."""
+    if log_path is None or not log_path.exists():
+        return []
+    found = []
+    with log_path.open(encoding="utf-8", errors="replace") as log:
+        for line in log:
+            if (
+                any(m in line for m in (" WARNING ", " ERROR ", "Traceback", "Error"))
+                or line[:1] in "WE"
+            ):
+                found.append(line.rstrip()[:500])
+                if len(found) >= limit:
+                    break
+    return found
+
 
 class KubeScheduler:
     key = "kube-scheduler"
@@ -88,6 +107,9 @@ class KubeScheduler:
 
         return tail(self._process.log_path)
 
+    def log_problems(self) -> list[str]:
+        return _problems(self._process.log_path if self._process is not None else None)
+
 
 class Berth:
     key = "berth"
@@ -125,6 +147,9 @@ class Berth:
 
     def log_tail(self) -> str:
         return self._replica.log_tail() if self._replica is not None else ""
+
+    def log_problems(self) -> list[str]:
+        return _problems(self._replica.process.log_path if self._replica is not None else None)
 
 
 class NullBinder:
@@ -178,6 +203,9 @@ class NullBinder:
         from berth.controlplane.processes import tail
 
         return tail(self._process.log_path)
+
+    def log_problems(self) -> list[str]:
+        return _problems(self._process.log_path if self._process is not None else None)
 
 
 SCHEDULERS: dict[str, type[KubeScheduler] | type[Berth] | type[NullBinder]] = {
