@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+from collections import Counter
 
 import pytest
 
@@ -155,26 +156,40 @@ def test_reference_scheduler_binds_a_fitting_pod_and_explains_those_that_fit_now
                 )
                 assert event["type"] == "Warning"
                 messages[name] = event["message"]
-            return node, bound, messages, len(all_nodes)
+            return node, bound, messages, all_nodes
 
-    node, bound, messages, total = asyncio.run(scenario())
-    others = total - 1
+    node, bound, messages, all_nodes = asyncio.run(scenario())
+    total = len(all_nodes)
+    # Other tests share this control plane; their nodes fail on the first filter that
+    # rejects them (NodeUnschedulable, then TaintToleration, then NodeAffinity).
+    others = Counter(
+        _first_failure(other) for other in all_nodes if other["metadata"]["name"] != node
+    )
+    elsewhere = ", ".join(sorted(f"{count} {reason}" for reason, count in others.items()))
     assert bound == {"fits": node}
     # kube-scheduler's own words, as observed from v1.37.2.
     assert messages == {
         "crowded-out": (
-            f"0/{total} nodes are available: 1 Insufficient cpu, "
-            f"{others} node(s) didn't match Pod's node affinity/selector. "
+            f"0/{total} nodes are available: 1 Insufficient cpu, {elsewhere}. "
             f"preemption: 0/{total} nodes are available: 1 No preemption victims found for "
-            f"incoming pod, {others} Preemption is not helpful for scheduling."
+            f"incoming pod, {total - 1} Preemption is not helpful for scheduling."
         ),
         "too-big": (
-            f"0/{total} nodes are available: 1 Insufficient cpu, "
-            f"{others} node(s) didn't match Pod's node affinity/selector. "
+            f"0/{total} nodes are available: 1 Insufficient cpu, {elsewhere}. "
             f"preemption: 0/{total} nodes are available: "
             f"{total} Preemption is not helpful for scheduling."
         ),
     }
+
+
+def _first_failure(node: dict[str, object]) -> str:
+    spec = node.get("spec") or {}
+    assert isinstance(spec, dict)
+    if spec.get("unschedulable"):
+        return "node(s) were unschedulable"
+    if any(t.get("effect") in ("NoSchedule", "NoExecute") for t in spec.get("taints") or []):
+        return "node(s) had untolerated taint(s)"
+    return "node(s) didn't match Pod's node affinity/selector"
 
 
 def test_rbac_refuses_a_user_without_permissions(
