@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from berth.engine.framework.runtime import plugin_summary
 from berth.profiles import InvalidProfileError, LoadedProfile, load_profile
 from berth.scheduling.loop import Scheduler
 
@@ -46,23 +47,7 @@ class ProfileController:
             loaded.scheduler_name: {
                 "resource": name,
                 "generation": loaded.generation,
-                "plugins": {
-                    point: loaded.framework.plugin_names(point)
-                    for point in (
-                        "preEnqueue",
-                        "queueSort",
-                        "preFilter",
-                        "filter",
-                        "postFilter",
-                        "preScore",
-                        "score",
-                        "reserve",
-                        "permit",
-                        "preBind",
-                        "bind",
-                        "postBind",
-                    )
-                },
+                "plugins": plugin_summary(loaded.framework),
                 "scoreWeights": loaded.framework.score_weights,
                 "percentageOfNodesToScore": loaded.framework.percentage_of_nodes_to_score,
             }
