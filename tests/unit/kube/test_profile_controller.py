@@ -1,0 +1,69 @@
+"""The profile controller: valid profiles swap in whole, invalid edits keep the last good one."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from berth.kube.profile_controller import ProfileController
+from berth.scheduling.loop import Scheduler
+from tests.unit.scheduling.test_loop import FakeBinder, FakeClock, FakeReporter
+
+
+def _profile(name: str, scheduler_name: str, generation: int = 1, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "berth.dev/v1alpha1",
+        "kind": "SchedulerProfile",
+        "metadata": {"name": name, "generation": generation},
+        "spec": {"schedulerName": scheduler_name, **spec},
+    }
+
+
+def _controller() -> tuple[ProfileController, Scheduler]:
+    scheduler = Scheduler(
+        binder=FakeBinder(), reporter=FakeReporter(), clock=FakeClock(), rng=random.Random(1)
+    )
+    return ProfileController(scheduler, session=None), scheduler
+
+
+def test_valid_profile_serves_its_scheduler_name() -> None:
+    controller, scheduler = _controller()
+    verdict = controller.apply(_profile("binpack", "berth-binpack"))
+    assert verdict.accepted and verdict.serving_generation == 1
+    assert scheduler.profiles.names() == ["berth-binpack"]
+
+
+def test_invalid_edit_keeps_the_last_good_version() -> None:
+    controller, scheduler = _controller()
+    controller.apply(_profile("p", "berth"))
+    good = scheduler.profiles.get("berth")
+    bad = _profile(
+        "p",
+        "berth",
+        generation=2,
+        pluginConfig=[
+            {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Sideways"}}}
+        ],
+    )
+    verdict = controller.apply(bad)
+    assert not verdict.accepted
+    assert verdict.reason == "Invalid"
+    assert verdict.message.startswith("spec.pluginConfig[0].args.scoringStrategy.type:")
+    assert verdict.serving_generation == 1
+    assert scheduler.profiles.get("berth") is good
+
+
+def test_two_resources_cannot_serve_one_scheduler_name() -> None:
+    controller, _ = _controller()
+    controller.apply(_profile("first", "berth"))
+    verdict = controller.apply(_profile("second", "berth"))
+    assert not verdict.accepted
+    assert verdict.reason == "Conflict"
+    assert "already served by SchedulerProfile first" in verdict.message
+
+
+def test_deleting_retires_the_scheduler_name() -> None:
+    controller, scheduler = _controller()
+    controller.apply(_profile("p", "berth"))
+    controller.delete("p")
+    assert scheduler.profiles.names() == []
