@@ -13,7 +13,7 @@ import numpy as np
 
 from berth.engine.cluster import ClusterState, NodeSlots
 from berth.engine.diagnosis import NO_NODES_AVAILABLE, fit_error_message
-from berth.engine.framework.cycle_state import CycleState
+from berth.engine.framework.cycle_state import CycleMetrics, CycleState
 from berth.engine.framework.interfaces import (
     FilterDiagnosis,
     FilterFailures,
@@ -161,15 +161,19 @@ def schedule_one(
     rng: random.Random,  # test seam: the tie-break among equal top scores
     run_post_filter: bool = True,
     nominated: NominatedPods | None = None,
+    metrics: CycleMetrics | None = None,
 ) -> Decision:
-    state = CycleState(cluster)
+    state = CycleState(cluster, metrics)
     order = cluster.node_order()
     node_count = int(order.size)
     if node_count == 0:
         return SchedulingError(NO_NODES_AVAILABLE, state)
     diagnosis = FilterDiagnosis(node_count=node_count)
 
+    started = metrics.clock() if metrics else 0.0
     status, allowed = framework.run_pre_filter(state, pod)
+    if metrics:
+        metrics.points.append(("PreFilter", status.code.label, metrics.clock() - started))
     if not status.is_success:
         if not status.is_rejection:
             return SchedulingError(status.message, state)
@@ -222,10 +226,17 @@ def schedule_one(
     if not framework.has_score_plugins:
         totals = np.ones(feasible.size, dtype=np.int64)
     else:
+        started = metrics.clock() if metrics else 0.0
         pre_score = framework.run_pre_score(state, pod, feasible)
+        if metrics:
+            metrics.points.append(("PreScore", pre_score.code.label, metrics.clock() - started))
         if not pre_score.is_success:
             return SchedulingError(pre_score.message, state)
+        started = metrics.clock() if metrics else 0.0
         scored = framework.run_score(state, pod, feasible)
+        if metrics:
+            label = scored.code.label if isinstance(scored, Status) else "Success"
+            metrics.points.append(("Score", label, metrics.clock() - started))
         if isinstance(scored, Status):
             return SchedulingError(scored.message, state)
         totals = scored
@@ -247,6 +258,11 @@ def _unschedulable(
 ) -> Unschedulable:
     post_filter: PostFilterResult | None = None
     if run_post_filter and framework.has_post_filter_plugins:
+        metrics = state.metrics
+        started = metrics.clock() if metrics else 0.0
         post_filter = framework.run_post_filter(state, pod, diagnosis)
+        if metrics:
+            label = post_filter.status.code.label
+            metrics.points.append(("PostFilter", label, metrics.clock() - started))
         diagnosis.post_filter_message = post_filter.status.message
     return Unschedulable(fit_error_message(diagnosis), diagnosis, post_filter, state)

@@ -10,6 +10,7 @@ class PrometheusObserver:
 
     def __init__(self, metrics: SchedulerMetrics) -> None:
         self.metrics = metrics
+        self._unschedulable_seen: set[tuple[str, str]] = set()
 
     def attempt(self, *, result: str, profile: str, seconds: float) -> None:
         self.metrics.observe_attempt(result, profile, seconds)
@@ -38,6 +39,32 @@ class PrometheusObserver:
         self.metrics.preemption_attempts.inc()
         if victims is not None:
             self.metrics.preemption_victims.observe(victims)
+
+    def cycle(
+        self,
+        *,
+        profile: str,
+        points: list[tuple[str, str, float]],
+        plugins: list[tuple[str, str, str, float]],
+    ) -> None:
+        for point, status, seconds in points:
+            self.metrics.observe_extension_point(point, status, profile, seconds)
+        for plugin, point, status, seconds in plugins:
+            self.metrics.observe_plugin(plugin, point, status, seconds)
+
+    def incoming(self, queue: str, event: str) -> None:
+        self.metrics.count_incoming(queue, event)
+
+    def unschedulable(self, counts: dict[tuple[str, str], int]) -> None:
+        by_profile: dict[str, dict[str, int]] = {}
+        # Series that dropped out are set to 0 rather than left at their last value.
+        for profile, plugin in self._unschedulable_seen - counts.keys():
+            by_profile.setdefault(profile, {})[plugin] = 0
+        self._unschedulable_seen = set(counts)
+        for (profile, plugin), count in counts.items():
+            by_profile.setdefault(profile, {})[plugin] = count
+        for profile, plugin_counts in by_profile.items():
+            self.metrics.set_unschedulable(profile, plugin_counts)
 
     def leader(self, leading: bool) -> None:
         self.metrics.set_leader(leading)

@@ -21,6 +21,7 @@ from berth.engine.algorithm import (
     Unschedulable,
     schedule_one,
 )
+from berth.engine.framework.cycle_state import CycleMetrics
 from berth.engine.framework.events import ClusterEvent
 from berth.engine.framework.runtime import Framework
 from berth.engine.model.node import Node
@@ -43,6 +44,7 @@ from berth.scheduling.queue import QueuedPodInfo, SchedulingQueue
 logger = logging.getLogger(__name__)
 
 FLUSH_INTERVAL = 1.0
+PLUGIN_SAMPLE_RATE = 0.1
 
 
 class Scheduler:
@@ -69,6 +71,7 @@ class Scheduler:
             initial_backoff=initial_backoff,
             max_backoff=max_backoff,
             max_in_unschedulable=max_in_unschedulable,
+            on_incoming=observer.incoming if observer is not None else None,
         )
         self._binder = binder
         self._reporter = reporter
@@ -76,6 +79,9 @@ class Scheduler:
         self._rng = rng
         self._observer: SchedulingObserver = observer or NullObserver()
         self._preemptor = preemptor
+        # Sampling of per-plugin durations (10% of cycles, as kube-scheduler); its own
+        # generator so that sampling never shifts the tie-break sequence.
+        self._sampler = random.Random(0)
         self._search = SearchState(percentage_of_nodes_to_score=percentage_of_nodes_to_score)
         self._bind_slots = asyncio.Semaphore(max_binds_in_flight)
         self._binds: set[asyncio.Task[None]] = set()
@@ -247,11 +253,22 @@ class Scheduler:
             await asyncio.sleep(FLUSH_INTERVAL)  # wall-clock cadence of the queue's own timers
             self.queue.flush(self._clock.now())
             self._observer.pending(self.queue.pending_counts())
+            self._observer.unschedulable(self._unschedulable_by_plugin())
             self._observer.cache_size(
                 nodes=self.cache.cluster.node_count,
                 pods=self.cache.cluster.pod_total,
                 assumed=self.cache.assumed_count,
             )
+
+    def _unschedulable_by_plugin(self) -> dict[tuple[str, str], int]:
+        counts: dict[tuple[str, str], int] = {}
+        for info in self.queue:
+            if self.queue.queue_of(info.pod.uid) != "unschedulable":
+                continue
+            for plugin in info.rejector_plugins:
+                key = (info.pod.scheduler_name, plugin)
+                counts[key] = counts.get(key, 0) + 1
+        return counts
 
     def schedule_one(self, info: QueuedPodInfo) -> None:
         """One synchronous scheduling cycle for a popped pod."""
@@ -264,6 +281,9 @@ class Scheduler:
             self.queue.done(pod.uid)
             return
         started = self._clock.now()
+        metrics = CycleMetrics(
+            self._clock.now, sample_plugins=self._sampler.random() < PLUGIN_SAMPLE_RATE
+        )
         decision = schedule_one(
             framework,
             self.cache.cluster,
@@ -271,8 +291,12 @@ class Scheduler:
             search=self._search,
             rng=self._rng,
             nominated=self.nominated_pods() if self._nominated else None,
+            metrics=metrics,
         )
         self._observer.algorithm(seconds=self._clock.now() - started)
+        self._observer.cycle(
+            profile=framework.profile_name, points=metrics.points, plugins=metrics.plugins
+        )
         if isinstance(decision, Scheduled):
             self._assume_and_bind(info, framework, decision, started)
             return

@@ -95,6 +95,24 @@ class SchedulingObserver(Protocol):
         """A PostFilter ran; `victims` is how many were chosen when it found a candidate."""
         ...
 
+    def cycle(
+        self,
+        *,
+        profile: str,
+        points: list[tuple[str, str, float]],
+        plugins: list[tuple[str, str, str, float]],
+    ) -> None:
+        """Extension-point durations of one cycle, and (sampled) plugin durations."""
+        ...
+
+    def incoming(self, queue: str, event: str) -> None:
+        """A pod entered `queue` because of `event`."""
+        ...
+
+    def unschedulable(self, counts: dict[tuple[str, str], int]) -> None:
+        """Pods in the unschedulable pool per (profile, rejecting plugin)."""
+        ...
+
 
 class NullObserver:
     def attempt(self, *, result: str, profile: str, seconds: float) -> None:
@@ -119,4 +137,19 @@ class NullObserver:
         pass
 
     def preemption(self, *, victims: int | None) -> None:
+        pass
+
+    def cycle(
+        self,
+        *,
+        profile: str,
+        points: list[tuple[str, str, float]],
+        plugins: list[tuple[str, str, str, float]],
+    ) -> None:
+        pass
+
+    def incoming(self, queue: str, event: str) -> None:
+        pass
+
+    def unschedulable(self, counts: dict[tuple[str, str], int]) -> None:
         pass

@@ -11,7 +11,7 @@ import pytest
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
 from berth.scheduling.loop import Scheduler
-from berth.scheduling.ports import BindOutcome, BindResult, SchedulingReason
+from berth.scheduling.ports import BindOutcome, BindResult, NullObserver, SchedulingReason
 from tests.builders import make_node, make_pod
 from tests.unit.engine.fakes import FakeFilter, FakeScore, framework_with
 
@@ -203,3 +203,45 @@ async def test_a_plugin_bug_costs_one_attempt_not_the_loop() -> None:
         await asyncio.gather(task, return_exceptions=True)
     assert reporter.failures == [("p", "internal error: boom", SchedulingReason.SCHEDULER_ERROR)]
     assert scheduler.queue.queue_of(pod.uid) == "backoff"
+
+
+@dataclass
+class RecordingObserver(NullObserver):
+    cycles: list[tuple[str, list[tuple[str, str, float]], list[tuple[str, str, str, float]]]] = (
+        field(default_factory=list)
+    )
+    attempts: list[tuple[str, str]] = field(default_factory=list)
+
+    def cycle(
+        self,
+        *,
+        profile: str,
+        points: list[tuple[str, str, float]],
+        plugins: list[tuple[str, str, str, float]],
+    ) -> None:
+        self.cycles.append((profile, points, plugins))
+
+    def attempt(self, *, result: str, profile: str, seconds: float) -> None:
+        self.attempts.append((result, profile))
+
+
+async def test_each_cycle_reports_extension_point_durations() -> None:
+    observer = RecordingObserver()
+    scheduler = Scheduler(
+        binder=FakeBinder(),
+        reporter=FakeReporter(),
+        clock=FakeClock(),
+        rng=random.Random(1),
+        observer=observer,
+    )
+    scheduler.set_profile(framework_with(FakeFilter("Fits"), FakeScore("S")))
+    scheduler.activate()
+    for name in ("a", "b"):
+        scheduler.on_node(_node(name))
+    scheduler.on_pod(_pod("p"))
+    _cycle(scheduler)
+    await scheduler.drain_binds()
+    ((profile, points, _plugins),) = observer.cycles
+    assert profile == "test"
+    assert [point for point, _status, _seconds in points] == ["PreFilter", "PreScore", "Score"]
+    assert observer.attempts == [("scheduled", "test")]

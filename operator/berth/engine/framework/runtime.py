@@ -225,9 +225,15 @@ class Framework:
         allowed: frozenset[str] | None = None
         narrowing: list[str] = []
         held: Status | None = None
+        timer = state.plugin_timer
         for plugin in self.pre_filter:
+            started = timer.clock() if timer else 0.0
             result = plugin.pre_filter(state, pod)
             status = result.status
+            if timer:
+                timer.plugins.append(
+                    (plugin.name, "PreFilter", status.code.label, timer.clock() - started)
+                )
             if status.is_skip:
                 state.skip_filter_plugins.add(plugin.name)
                 continue
@@ -262,10 +268,15 @@ class Framework:
     def run_filters(self, state: CycleState, pod: Pod, slots: NodeSlots) -> FilterOutcome:
         alive = slots
         failures: list[FilterFailures] = []
+        timer = state.plugin_timer
         for plugin in self.filter:
             if plugin.name in state.skip_filter_plugins or alive.size == 0:
                 continue
+            started = timer.clock() if timer else 0.0
             verdicts = plugin.filter(state, pod, alive)
+            if timer:
+                # One batch call stands for many per-node calls; record it once.
+                timer.plugins.append((plugin.name, "Filter", "Success", timer.clock() - started))
             rejected = verdicts.codes != 0
             if not rejected.any():
                 continue
@@ -313,8 +324,14 @@ class Framework:
     # ------------------------------------------------------------------ scoring
 
     def run_pre_score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Status:
+        timer = state.plugin_timer
         for plugin in self.pre_score:
+            started = timer.clock() if timer else 0.0
             status = plugin.pre_score(state, pod, slots)
+            if timer:
+                timer.plugins.append(
+                    (plugin.name, "PreScore", status.code.label, timer.clock() - started)
+                )
             if status.is_skip:
                 state.skip_score_plugins.add(plugin.name)
             elif not status.is_success:
@@ -325,12 +342,21 @@ class Framework:
         """Weighted total per node, or an error status naming the plugin at fault."""
         rows: list[Scores] = []
         weights: list[int] = []
+        timer = state.plugin_timer
         for plugin, normalizes, weight in self._scoring:
             if plugin.name in state.skip_score_plugins:
                 continue
+            started = timer.clock() if timer else 0.0
             scores = plugin.score(state, pod, slots)
+            if timer:
+                scored = timer.clock()
+                timer.plugins.append((plugin.name, "Score", "Success", scored - started))
             if normalizes:
                 scores = plugin.normalize_scores(state, pod, slots, scores)
+                if timer:
+                    timer.plugins.append(
+                        (plugin.name, "ScoreExtensionNormalize", "Success", timer.clock() - scored)
+                    )
             rows.append(scores)
             weights.append(weight)
         if not rows:

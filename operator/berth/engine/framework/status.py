@@ -19,6 +19,22 @@ class Code(IntEnum):
     def is_rejection(self) -> bool:
         return self in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 
+    @property
+    def label(self) -> str:
+        """The code as kube-scheduler's metrics label it ("Success", "Unschedulable", ...)."""
+        return _LABELS[self]
+
+
+_LABELS = {
+    Code.SUCCESS: "Success",
+    Code.ERROR: "Error",
+    Code.UNSCHEDULABLE: "Unschedulable",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.WAIT: "Wait",
+    Code.SKIP: "Skip",
+    Code.PENDING: "Pending",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Status:
