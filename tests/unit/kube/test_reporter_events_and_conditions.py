@@ -434,7 +434,7 @@ async def test_background_task_sends_without_drain_and_stop_flushes() -> None:
         for _ in range(200):
             if len(session.calls) == 2:
                 break
-            await asyncio.sleep(0.005)
+            await asyncio.sleep(0.005)  # wait-ok: polling a background task, bounded
         assert len(session.calls) == 2
         for i in range(20):
             reporter.scheduled(pod(f"s{i}"), "n", profile="berth")
