@@ -382,7 +382,11 @@ def test_nothing_but_the_binding_is_written_on_pods(
         metadata = get_pod(control_plane, namespace, name)["metadata"]
         assert not metadata.get("annotations"), f"{name}: Berth must not annotate pods"
         assert not metadata.get("finalizers"), f"{name}: Berth must not add finalizers"
-    scheduled = events(control_plane, namespace, name="fits", reason="Scheduled")
+    scheduled = poll(
+        lambda: events(control_plane, namespace, name="fits", reason="Scheduled"),
+        timeout=30,
+        description="the Scheduled event",  # posted after the binding, asynchronously
+    )
     assert [event["message"] for event in scheduled] == [
         f"Successfully assigned {namespace}/fits to {node}"
     ]
