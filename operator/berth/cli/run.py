@@ -140,6 +140,10 @@ def run(args: argparse.Namespace) -> int:
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if not args.verbose:
+        # kopf logs every handled object at INFO ("Handler 'pod_event' succeeded."):
+        # thousands of lines per burst, and measurable CPU on the event path.
+        logging.getLogger("kopf.objects").setLevel(logging.WARNING)
     try:
         settings = resolve_settings(args, dict(os.environ))
     except ConfigError as error:
