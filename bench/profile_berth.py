@@ -104,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         ("cpu s / 1000 pods", result.cpu_seconds_per_1000_pods),
     ]
     (args.out / f"{stem}.top.json").write_text(json.dumps(report, indent=1))
+    (args.out / f"{stem}.trial.json").write_text(json.dumps(result.to_dict(), indent=1))
     print(f"{args.workload}: {result.status}, throughput {result.throughput}")
     print(f"{int(report['samples'][0][1])} samples")
     for kind in ("own", "inclusive"):
