@@ -151,6 +151,7 @@ class BerthApp:
 
     async def _reconcile_from_api(self) -> None:
         """List nodes and non-terminal pods: a resumed watch never reports what vanished meanwhile."""
+        self.scheduler.begin_listing()
         nodes_raw, _ = await self.session.list_json("/api/v1/nodes")
         pods_raw, _ = await self.session.list_json(
             "/api/v1/pods", params={"fieldSelector": "status.phase!=Succeeded,status.phase!=Failed"}

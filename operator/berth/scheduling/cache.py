@@ -7,7 +7,7 @@ modern kube-scheduler, assumed pods never expire on their own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from dataclasses import dataclass
 
 from berth.engine.cluster import ClusterState, Workload
@@ -97,18 +97,31 @@ class SchedulerCache:
 
     # ------------------------------------------------------------------ convergence
 
-    def reconcile(self, nodes: Iterable[Node], pods: Iterable[Pod]) -> tuple[int, int]:
+    def reconcile(
+        self,
+        nodes: Iterable[Node],
+        pods: Iterable[Pod],
+        *,
+        fresher_nodes: Set[str] = frozenset(),
+        fresher_pods: Set[str] = frozenset(),
+    ) -> tuple[int, int]:
         """Converge to a full listing from the API: drop ghosts, upsert the rest.
 
         Watches resumed after a gap never report what was deleted during it, so
         after a re-list or a leadership resume the cache is replaced by the API's
-        truth. Pods whose bind is still in flight stay assumed. Returns the number
-        of ghost nodes and pods removed.
+        truth. Pods whose bind is still in flight stay assumed. Nodes (by name) and
+        pods (by UID) in `fresher_*` changed through the watch while the listing was
+        being taken: the watch knows better, so they are neither removed nor
+        overwritten. Returns the number of ghost nodes and pods removed.
         """
-        node_list = list(nodes)
-        pod_list = [pod for pod in pods if pod.node_name and not pod.is_terminal]
-        live_nodes = {node.name for node in node_list}
-        live_pods = {pod.uid for pod in pod_list}
+        node_list = [node for node in nodes if node.name not in fresher_nodes]
+        pod_list = [
+            pod
+            for pod in pods
+            if pod.node_name and not pod.is_terminal and pod.uid not in fresher_pods
+        ]
+        live_nodes = {node.name for node in node_list} | set(fresher_nodes)
+        live_pods = {pod.uid for pod in pod_list} | set(fresher_pods)
         ghost_nodes = [node.name for node in self.cluster.nodes() if node.name not in live_nodes]
         ghost_pods = [
             pod.uid

@@ -94,12 +94,20 @@ class Scheduler:
         self._unserved: dict[str, Pod] = {}
         # Pending pods nominated to a node by a preemption: node -> uid -> pod.
         self._nominated: dict[str, dict[str, Pod]] = {}
+        # While a full listing is being taken: nodes (names) and pods (UIDs) the watch
+        # changed meanwhile, which the listing must not override (see reconcile()).
+        self._watched_during_listing: tuple[set[str], set[str]] | None = None
         self._nomination_of: dict[str, str] = {}
 
     # ------------------------------------------------------------------ watch intake
 
     def on_pod(self, pod: Pod) -> None:
         """A pod was listed, added or changed."""
+        if self._watched_during_listing is not None:
+            self._watched_during_listing[1].add(pod.uid)
+        self._apply_pod(pod)
+
+    def _apply_pod(self, pod: Pod) -> None:
         if pod.is_terminal:
             self.on_pod_deleted(pod)
             return
@@ -133,6 +141,8 @@ class Scheduler:
             self.queue.update(existing.pod, pod)
 
     def on_pod_deleted(self, pod: Pod) -> None:
+        if self._watched_during_listing is not None:
+            self._watched_during_listing[1].add(pod.uid)
         self._unserved.pop(pod.uid, None)
         self._nominate(pod, "")
         self._reporter.forget(pod.uid)
@@ -142,6 +152,8 @@ class Scheduler:
             self._notify(cluster_events.ASSIGNED_POD_DELETE, removed, None)
 
     def on_node(self, node: Node) -> None:
+        if self._watched_during_listing is not None:
+            self._watched_during_listing[0].add(node.name)
         previous = self.cache.upsert_node(node)
         if previous is None:
             self._notify(cluster_events.NODE_ADD, None, node)
@@ -149,23 +161,37 @@ class Scheduler:
             self._notify(cluster_events.node_update_event(previous, node), previous, node)
 
     def on_node_deleted(self, name: str) -> None:
+        if self._watched_during_listing is not None:
+            self._watched_during_listing[0].add(name)
         previous = self.cache.remove_node(name)
         if previous is not None:
             self._notify(cluster_events.NODE_DELETE, previous, None)
 
+    def begin_listing(self) -> None:
+        """A full listing is about to be requested; remember what the watch changes meanwhile."""
+        self._watched_during_listing = (set(), set())
+
     def reconcile(self, nodes: Iterable[Node], pods: Iterable[Pod]) -> None:
-        """Converge the cache and the queue to a full listing from the API."""
-        pod_list = list(pods)
-        ghosts = self.cache.reconcile(nodes, pod_list)
+        """Converge the cache and the queue to a full listing from the API.
+
+        The listing is a snapshot from when it was taken; whatever the watch changed
+        since `begin_listing()` is newer and wins over it.
+        """
+        fresher_nodes, fresher_pods = self._watched_during_listing or (set(), set())
+        self._watched_during_listing = None
+        pod_list = [pod for pod in pods if pod.uid not in fresher_pods]
+        ghosts = self.cache.reconcile(
+            nodes, pod_list, fresher_nodes=fresher_nodes, fresher_pods=fresher_pods
+        )
         if any(ghosts):
             logger.info("Reconciled the cache: dropped %d ghost node(s), %d ghost pod(s)", *ghosts)
-        listed = {pod.uid for pod in pod_list}
+        listed = {pod.uid for pod in pod_list} | fresher_pods
         self._unserved = {uid: pod for uid, pod in self._unserved.items() if uid in listed}
         for info in list(self.queue):
             if info.pod.uid not in listed:
                 self.queue.delete(info.pod)
         for pod in pod_list:
-            self.on_pod(pod)
+            self._apply_pod(pod)
 
     def _nominate(self, pod: Pod, node_name: str) -> None:
         """Record (or with "" drop) the node a pending pod is nominated to."""
@@ -187,7 +213,7 @@ class Scheduler:
         for pod in [
             p for p in self._unserved.values() if p.scheduler_name == framework.profile_name
         ]:
-            self.on_pod(pod)
+            self._apply_pod(pod)
 
     def remove_profile(self, scheduler_name: str) -> None:
         self.profiles.remove(scheduler_name)

@@ -245,3 +245,31 @@ async def test_each_cycle_reports_extension_point_durations() -> None:
     assert profile == "test"
     assert [point for point, _status, _seconds in points] == ["PreFilter", "PreScore", "Score"]
     assert observer.attempts == [("scheduled", "test")]
+
+
+async def test_a_listing_never_undoes_what_the_watch_saw_while_it_was_taken() -> None:
+    scheduler = _scheduler(FakeBinder(), FakeReporter(), FakeFilter("Fits"))
+    scheduler.on_node(_node("old"))
+    bound = make_pod("bound").req(cpu="1").node("old").build()
+    scheduler.on_pod(bound)
+    scheduler.begin_listing()
+    # While the LIST is in flight the watch reports a new node and a deletion.
+    scheduler.on_node(_node("new"))
+    scheduler.on_pod_deleted(bound)
+    # The listing was taken before either: it has "old" and the bound pod, not "new".
+    scheduler.reconcile([_node("old")], [bound])
+    cluster = scheduler.cache.cluster
+    assert cluster.node_named("new") is not None, "a node the watch added is no ghost"
+    assert cluster.pod(bound.uid) is None, "a pod the watch deleted is not revived"
+
+
+async def test_a_listing_drops_true_ghosts() -> None:
+    scheduler = _scheduler(FakeBinder(), FakeReporter(), FakeFilter("Fits"))
+    scheduler.on_node(_node("gone"))
+    scheduler.on_pod(make_pod("ghost").req(cpu="1").node("gone").build())
+    scheduler.begin_listing()
+    scheduler.reconcile([_node("kept")], [])
+    cluster = scheduler.cache.cluster
+    assert cluster.node_named("gone") is None
+    assert cluster.node_named("kept") is not None
+    assert cluster.pod_total == 0
