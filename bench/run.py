@@ -13,15 +13,20 @@ the end the Markdown table and the throughput plot are written too.
 from __future__ import annotations
 
 import argparse
+import atexit
+import json
 import logging
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from bench import report
 from bench.driver import CREATORS, run_trial
-from bench.schedulers import SCHEDULERS, make_scheduler
+from bench.schedulers import SCHEDULERS, Berth, make_scheduler, snapshot_berth_source
 from bench.workloads import DEVIATIONS, SUITES, WORKLOADS
 
 logger = logging.getLogger("bench")
@@ -46,6 +51,15 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", help="file stem of the results (default: the suite name)")
+    parser.add_argument(
+        "--berth-source",
+        choices=("commit", "worktree"),
+        default="commit",
+        help="run Berth from a snapshot of HEAD (default) or from the working tree",
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="keep the trials already in the JSON file"
+    )
     return parser
 
 
@@ -76,12 +90,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         ],
         *DEVIATIONS,
     ]
-    trials: list[dict[str, object]] = []
+    trials: list[dict[str, Any]] = []
+    if args.resume and json_path.exists():
+        trials = json.loads(json_path.read_text())["trials"]
+        logger.info("resuming with %d trials from %s", len(trials), json_path)
+    done = {(t["workload"], t["scheduler"], t["repetition"]) for t in trials}
+    if args.berth_source == "commit":
+        snapshot = Path(tempfile.mkdtemp(prefix="berth-bench-src-"))
+        atexit.register(shutil.rmtree, snapshot, True)
+        commit = snapshot_berth_source(snapshot)
+        Berth.source = (snapshot / "operator", commit)
+        logger.info("Berth runs from a snapshot of %s in %s", commit[:12], snapshot)
     began = time.monotonic()
     for workload_name in workloads:
         workload = WORKLOADS[workload_name]
         for repetition in range(args.repeats):
             for key in scheduler_order(args.schedulers, repetition):
+                if (workload.name, key, repetition) in done:
+                    continue
                 logger.info("trial %s / %s / repetition %d", workload.name, key, repetition)
                 result = run_trial(workload, make_scheduler(key), repetition)
                 throughput = (result.throughput or {}).get("average")

@@ -21,7 +21,7 @@ from berth.controlplane import LocalControlPlane
 from berth.controlplane.berth_process import BerthReplica, install
 from berth.controlplane.processes import ManagedProcess, wait_until
 
-__all__ = ["SCHEDULERS", "SchedulerUnderTest", "make_scheduler"]
+__all__ = ["SCHEDULERS", "SchedulerUnderTest", "make_scheduler", "snapshot_berth_source"]
 
 REPO = Path(__file__).resolve().parents[1]
 KUBE_SCHEDULER_QPS = 5000
@@ -111,16 +111,48 @@ class KubeScheduler:
         return _problems(self._process.log_path if self._process is not None else None)
 
 
+def snapshot_berth_source(destination: Path) -> str:
+    """Extract the committed `operator/` tree of HEAD into `destination`; HEAD's commit.
+
+    The working tree is shared with engineers who edit Berth while a benchmark
+    runs for an hour; benchmarking a commit keeps every Berth trial on the same code.
+    """
+    commit = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", "--format=tar", commit, "operator"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    destination.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["tar", "-x", "-C", str(destination)], input=archive, check=True)
+    return commit
+
+
 class Berth:
     key = "berth"
     scheduler_name = "berth"
+    # Set by run.py: (directory holding berth/, its commit); None runs the working tree.
+    source: tuple[Path, str] | None = None
 
     def __init__(self) -> None:
         self._replica: BerthReplica | None = None
 
     def start(self, plane: LocalControlPlane) -> None:
         install(plane)
-        self._replica = BerthReplica(plane, "bench-0").start()
+        saved = os.environ.get("PYTHONPATH")
+        if self.source is not None:
+            # PYTHONPATH precedes the editable install's path entry.
+            os.environ["PYTHONPATH"] = os.pathsep.join([str(self.source[0]), saved or ""])
+        try:
+            self._replica = BerthReplica(plane, "bench-0")  # copies os.environ
+        finally:
+            if saved is None:
+                os.environ.pop("PYTHONPATH", None)
+            else:
+                os.environ["PYTHONPATH"] = saved
+        self._replica.start()
         self._replica.wait_leading()
 
     @property
@@ -132,15 +164,20 @@ class Berth:
             self._replica.stop()
 
     def describe(self, plane: LocalControlPlane) -> dict[str, Any]:
-        commit = subprocess.run(
-            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout.strip()
+        if self.source is not None:
+            commit, origin = self.source[1][:12], "snapshot of the commit (git archive)"
+        else:
+            commit = subprocess.run(
+                ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                capture_output=True,
+                text=True,
+                check=False,
+            ).stdout.strip()
+            origin = "working tree (may include uncommitted edits)"
         return {
             "version": berth.__version__,
             "commit": commit,
+            "source": origin,
             "profile": "shipped default (manifests/default-profile.yaml)",
             "python": sys.version.split()[0],
         }
