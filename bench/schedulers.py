@@ -46,20 +46,26 @@ class SchedulerUnderTest(Protocol):
     def log_problems(self) -> list[str]: ...
 
 
-def _problems(log_path: Path | None, limit: int = 60) -> list[str]:
-    """Warning and error lines of a log (klog's W/E prefixes too), for failed trials."""
+def _problems(log_path: Path | None, limit: int = 120) -> list[str]:
+    """Warning and error lines of a log, whole tracebacks included (klog's W/E lines too)."""
     if log_path is None or not log_path.exists():
         return []
-    found = []
+    found: list[str] = []
+    in_traceback = False
     with log_path.open(encoding="utf-8", errors="replace") as log:
         for line in log:
-            if (
-                any(m in line for m in (" WARNING ", " ERROR ", "Traceback", "Error"))
-                or line[:1] in "WE"
-            ):
-                found.append(line.rstrip()[:500])
-                if len(found) >= limit:
-                    break
+            text = line.rstrip()
+            if text.startswith("Traceback"):
+                in_traceback = True
+            elif in_traceback and not text.startswith(" "):
+                in_traceback = False
+                found.append(text[:500])  # the exception line ends the traceback
+                continue
+            problem = any(m in text for m in (" WARNING ", " ERROR ")) or text[:1] in ("W", "E")
+            if in_traceback or problem:
+                found.append(text[:500])
+            if len(found) >= limit:
+                break
     return found
 
 
