@@ -16,8 +16,10 @@ from typing import Any
 from berth.engine.errors import InvalidObjectError
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
+from berth.kube.api import ApiSession
+from berth.kube.observer import PrometheusObserver
 from berth.scheduling.loop import Scheduler
-from berth.scheduling.ports import MonotonicClock
+from berth.scheduling.ports import Binder, MonotonicClock, Preemptor, Reporter
 
 logger = logging.getLogger(__name__)
 
@@ -58,11 +60,11 @@ class BerthApp:
         self,
         *,
         settings: Settings,
-        session: Any,
-        binder: Any,
-        reporter: Any,
-        metrics: Any = None,
-        preemptor: Any = None,
+        session: ApiSession,
+        binder: Binder,
+        reporter: Reporter,
+        metrics: PrometheusObserver | None = None,
+        preemptor: Preemptor | None = None,
     ) -> None:
         self.settings = settings
         self.session = session

@@ -9,6 +9,7 @@ from typing import Any
 from berth.engine.errors import FieldError
 from berth.engine.framework.runtime import Framework, ProfileError, build_framework
 from berth.engine.profile import parse_profile_spec, with_defaults
+from berth.engine.registry import Registry
 
 API_GROUP = "berth.dev"
 KIND = "SchedulerProfile"
@@ -35,7 +36,7 @@ class LoadedProfile:
         return self.framework.profile_name
 
 
-def load_profile(document: Mapping[str, Any], *, registry: Any = None) -> LoadedProfile:
+def load_profile(document: Mapping[str, Any], *, registry: Registry | None = None) -> LoadedProfile:
     """Validate and build a SchedulerProfile; raises `InvalidProfileError` naming the field."""
     metadata = document.get("metadata")
     name = metadata.get("name") if isinstance(metadata, Mapping) else None

@@ -243,17 +243,11 @@ class Scheduler:
     # ------------------------------------------------------------------ the loop
 
     async def run(self) -> None:
-        """Pop and schedule forever (while active); cancel the task to stop."""
+        """Pop and schedule forever; the owner starts it on activation and cancels it on pause."""
         flusher = asyncio.create_task(self._flush_forever())
         try:
             while True:
                 info = await self.queue.pop()
-                if not self.active:
-                    self.queue.add_unschedulable(
-                        info, unschedulable_plugins=set(), pending_plugins=set(), error=True
-                    )
-                    await asyncio.sleep(0)
-                    continue
                 try:
                     self.schedule_one(info)
                 except Exception as error:  # a bug must cost one pod an attempt, not the loop

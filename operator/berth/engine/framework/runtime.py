@@ -8,7 +8,7 @@ per node, Skip, score range checks, weighted sums).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from berth.engine.framework.interfaces import (
 from berth.engine.framework.status import SUCCESS, Code, Status, error, unresolvable
 from berth.engine.model.pod import Pod
 from berth.engine.profile import EXTENSION_POINTS, MULTI_POINT, ProfileConfig
+
+if TYPE_CHECKING:
+    from berth.engine.registry import Registry
 
 _POINT_PROTOCOLS: dict[str, type[Any]] = {
     "preEnqueue": PreEnqueuePlugin,
@@ -84,7 +87,7 @@ class FilterOutcome:
 class Framework:
     """One profile's plugins, ready to run. Immutable once built; swap a whole new one to change it."""
 
-    def __init__(self, config: ProfileConfig, registry: Any) -> None:
+    def __init__(self, config: ProfileConfig, registry: Registry) -> None:
         self.config = config
         self.profile_name = config.scheduler_name
         self.percentage_of_nodes_to_score = config.percentage_of_nodes_to_score
@@ -424,7 +427,7 @@ class Framework:
 _NARROWING_KEY = "framework/pre-filter-narrowing"
 
 
-def build_framework(config: ProfileConfig, registry: Any = None) -> Framework:
+def build_framework(config: ProfileConfig, registry: Registry | None = None) -> Framework:
     """Build a runnable profile; raises `ProfileError` naming the field at fault."""
     if registry is None:
         # Imported here: the registry imports plugin modules, which import this one.
