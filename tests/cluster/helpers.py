@@ -38,6 +38,7 @@ __all__ = [
     "poll",
     "scheduled_condition",
     "unique_name",
+    "wait_berth_sees_all_nodes",
     "wait_bound",
     "wait_unschedulable",
     "with_client",
@@ -180,6 +181,27 @@ def poll(
         if time.monotonic() > deadline:
             raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {description}")
         time.sleep(interval)  # wait-ok: polling the API or a metric, with a deadline
+
+
+def wait_berth_sees_all_nodes(
+    plane: LocalControlPlane, berth: BerthReplica, timeout: float = 30
+) -> int:
+    """Block until Berth's cache holds every node the API has (its cache-size gauge, ~1 s cadence).
+
+    Node and pod events reach Berth on separate watch streams; a test that compares
+    messages ("0/N nodes are available") must not race a node that was just created.
+    """
+    wanted = len(plane.request("GET", "/api/v1/nodes")["items"])
+    sample = 'scheduler_cache_size{type="nodes"}'
+
+    def probe() -> int | None:
+        page = berth.http_get("/metrics") or ""
+        for line in page.splitlines():
+            if line.startswith(sample) and float(line.rsplit(" ", 1)[1]) >= wanted:
+                return wanted
+        return None
+
+    return poll(probe, timeout=timeout, description=f"Berth's cache holding {wanted} nodes")
 
 
 def scheduled_condition(pod: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -29,6 +29,7 @@ from tests.cluster.helpers import (
     pod_body,
     poll,
     scheduled_condition,
+    wait_berth_sees_all_nodes,
     wait_bound,
     wait_unschedulable,
 )
@@ -46,10 +47,17 @@ def _node_names(group: str, kind: str, count: int) -> list[str]:
 
 
 def _both_unschedulable(
-    plane: LocalControlPlane, namespace: str, group: str | None, *, name: str = "", **spec: Any
+    plane: LocalControlPlane,
+    berth: BerthReplica,
+    namespace: str,
+    group: str | None,
+    *,
+    name: str = "",
+    **spec: Any,
 ) -> str:
     """Create the pod for Berth and for kube-scheduler; both must fail with one message."""
     ours, theirs = f"{name}ours", f"{name}theirs"
+    wait_berth_sees_all_nodes(plane, berth)
     create(
         plane,
         namespace,
@@ -122,7 +130,7 @@ def test_resources_fit_message_equals_kube_schedulers(
     for node in _node_names(group, "n", 2):
         for index in range(crowd):
             create(control_plane, namespace, pod_body(f"{node}-{index}", None, nodeName=node))
-    message = _both_unschedulable(control_plane, namespace, group, **request_)
+    message = _both_unschedulable(control_plane, berth, namespace, group, **request_)
     assert f"2 {reason}" in message
 
 
@@ -143,7 +151,7 @@ def test_untolerated_no_schedule_taint_message_equals_kube_schedulers(
 ) -> None:
     taint = {"key": "dedicated", "value": "db", "effect": "NoSchedule"}
     group = make_nodes(control_plane, 2, taints=[taint])
-    message = _both_unschedulable(control_plane, namespace, group)
+    message = _both_unschedulable(control_plane, berth, namespace, group)
     assert "2 node(s) had untolerated taint(s)" in message
 
     toleration = {"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoSchedule"}
@@ -193,7 +201,7 @@ def test_required_node_affinity_message_equals_kube_schedulers(
 ) -> None:
     group = make_nodes(control_plane, 2, labels={"disk": "hdd"})
     affinity = _node_affinity(required=True, value="nvme")
-    message = _both_unschedulable(control_plane, namespace, group, affinity=affinity)
+    message = _both_unschedulable(control_plane, berth, namespace, group, affinity=affinity)
     assert "node(s) didn't match Pod's node affinity/selector" in message
 
 
@@ -211,7 +219,7 @@ def test_host_port_conflict(
     assert wait_bound(control_plane, namespace, ["avoids"])["avoids"] == second
 
     # Both nodes now hold the port: the same pod fits nowhere, for either scheduler.
-    message = _both_unschedulable(control_plane, namespace, group, ports=port)
+    message = _both_unschedulable(control_plane, berth, namespace, group, ports=port)
     assert "2 node(s) didn't have free ports for the requested pod ports" in message
 
 
@@ -228,7 +236,7 @@ def test_pod_anti_affinity_spreads_over_hostnames(
     placement = wait_bound(control_plane, namespace, [pod["metadata"]["name"] for pod in replicas])
     assert sorted(placement.values()) == _node_names(group, "n", 3)
 
-    message = _both_unschedulable(control_plane, namespace, group, **spec)
+    message = _both_unschedulable(control_plane, berth, namespace, group, **spec)
     assert "3 node(s) didn't match pod anti-affinity rules" in message
 
 
@@ -247,7 +255,7 @@ def test_pod_affinity_follows_the_matching_pod(
     assert ours == theirs == target
 
     message = _both_unschedulable(
-        control_plane, namespace, group, name="lonely-", affinity=affinity("absent")
+        control_plane, berth, namespace, group, name="lonely-", affinity=affinity("absent")
     )
     assert "3 node(s) didn't match pod affinity rules" in message
 
@@ -290,7 +298,7 @@ def test_topology_spread_message_equals_kube_schedulers(
             pod_body(f"there-{index}", None, labels={"app": "s"}, nodeName=crowded),
         )
     # zone-a would be 3 against zone-b's 0 (a tainted node still counts as a domain).
-    message = _both_unschedulable(control_plane, namespace, group, **_zone_spread("s"))
+    message = _both_unschedulable(control_plane, berth, namespace, group, **_zone_spread("s"))
     assert "1 node(s) didn't match pod topology spread constraints" in message
     assert "node(s) had untolerated taint(s)" in message
 
@@ -302,7 +310,7 @@ def test_cordoned_nodes_message_and_uncordon(
     control_plane: LocalControlPlane, berth: BerthReplica, kube_scheduler: object, namespace: str
 ) -> None:
     group = make_nodes(control_plane, 2, unschedulable=True)
-    message = _both_unschedulable(control_plane, namespace, group)
+    message = _both_unschedulable(control_plane, berth, namespace, group)
     assert "2 node(s) were unschedulable" in message
 
     uncordoned = _node_names(group, "n", 2)[0]

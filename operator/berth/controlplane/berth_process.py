@@ -73,7 +73,7 @@ class BerthReplica:
     def start(self) -> BerthReplica:
         self.process.start()
         wait_until(
-            lambda: self._get("/healthz") is not None,
+            lambda: self.http_get("/healthz") is not None,
             timeout=60,
             description=f"berth {self.name} /healthz",
             failure=self.process.failure_message,
@@ -85,7 +85,7 @@ class BerthReplica:
             os.kill(self.process.pid, 9)
         self.process.stop(timeout=20.0)
 
-    def _get(self, path: str) -> str | None:
+    def http_get(self, path: str) -> str | None:
         try:
             with urllib.request.urlopen(
                 f"http://127.0.0.1:{self.metrics_port}{path}", timeout=2
@@ -96,7 +96,7 @@ class BerthReplica:
 
     def metric(self, name: str) -> float | None:
         """The value of one unlabelled (or first labelled) sample, from /metrics."""
-        page = self._get("/metrics") or ""
+        page = self.http_get("/metrics") or ""
         for line in page.splitlines():
             if line.startswith(name) and (line[len(name)] in " {"):
                 return float(line.rsplit(" ", 1)[1])
@@ -106,7 +106,7 @@ class BerthReplica:
         return self.metric("berth_leader") == 1.0
 
     def configz(self) -> dict[str, object]:
-        page = self._get("/configz")
+        page = self.http_get("/configz")
         return json.loads(page) if page else {}
 
     def wait_leading(self, timeout: float = 90.0) -> float:
