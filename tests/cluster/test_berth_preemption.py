@@ -24,6 +24,7 @@ from tests.cluster.helpers import (
     pod_body,
     poll,
     unique_name,
+    wait_berth_sees_all_nodes,
     wait_unschedulable,
 )
 
@@ -50,9 +51,8 @@ def priority_classes(control_plane: LocalControlPlane) -> tuple[str, str]:
 
 
 def _scene(
-    plane: LocalControlPlane, namespace: str, scheduler: str, low: str, high: str
+    plane: LocalControlPlane, namespace: str, scheduler: str, group: str, low: str, high: str
 ) -> tuple[str, str, str]:
-    group = make_nodes(plane, 1, allocatable=ONE_CPU)
     node = f"{group}-n-00000"
     victim = f"victim-{scheduler}"
     preemptor = f"preemptor-{scheduler}"
@@ -88,9 +88,14 @@ def test_preemption_matches_kube_scheduler(
     priority_classes: tuple[str, str],
 ) -> None:
     low, high = priority_classes
-    our_node, our_victim, our_preemptor = _scene(control_plane, namespace, "berth", low, high)
+    our_group = make_nodes(control_plane, 1, allocatable=ONE_CPU)
+    their_group = make_nodes(control_plane, 1, allocatable=ONE_CPU)
+    wait_berth_sees_all_nodes(control_plane, berth)
+    our_node, our_victim, our_preemptor = _scene(
+        control_plane, namespace, "berth", our_group, low, high
+    )
     their_node, their_victim, their_preemptor = _scene(
-        control_plane, namespace, DEFAULT_SCHEDULER, low, high
+        control_plane, namespace, DEFAULT_SCHEDULER, their_group, low, high
     )
 
     ours = wait_unschedulable(control_plane, namespace, our_preemptor)

@@ -19,6 +19,7 @@ from tests.cluster.helpers import (
     make_nodes,
     node_kind,
     pod_body,
+    wait_berth_sees_all_nodes,
     wait_bound,
     wait_unschedulable,
 )
@@ -44,6 +45,7 @@ def test_failed_scheduling_message_equals_kube_schedulers(
     control_plane: LocalControlPlane, berth: BerthReplica, kube_scheduler: object, namespace: str
 ) -> None:
     group = make_nodes(control_plane, 2, allocatable=SMALL)
+    wait_berth_sees_all_nodes(control_plane, berth)
     ours = pod_body("too-big-berth", group, cpu="2")
     theirs = pod_body("too-big-default", group, cpu="2", scheduler=DEFAULT_SCHEDULER)
     create(control_plane, namespace, ours, theirs)
