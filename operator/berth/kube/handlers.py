@@ -1,5 +1,10 @@
 """kopf handlers: the only place Berth meets kopf.
 
+Every handler is `async def`: kopf runs plain `def` handlers in a thread pool,
+which would mutate the scheduler's cache from several threads at once (and costs
+a thread hop per event). Async handlers run on the event loop, one at a time
+between awaits, which is exactly the ordering the cache relies on.
+
 Pods and nodes are watched with `@kopf.on.event` only: state-tracking handlers,
 daemons or timers on them would write annotations or finalizers onto objects
 Berth does not own. The one daemon is on our own SchedulerProfile resources:
@@ -44,17 +49,17 @@ def login(memo: kopf.Memo, **_: Any) -> kopf.ConnectionInfo | None:
 
 
 @kopf.on.event("v1", "pods")
-def pod_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+async def pod_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
     memo.berth.on_pod_event(event["type"], event["object"])
 
 
 @kopf.on.event("v1", "nodes")
-def node_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+async def node_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
     memo.berth.on_node_event(event["type"], event["object"])
 
 
 @kopf.on.event("v1", "namespaces")
-def namespace_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+async def namespace_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
     raw = event["object"]
     metadata = raw.get("metadata") or {}
     name = metadata.get("name", "")
@@ -75,22 +80,22 @@ def _workload_event(kind: str, event: kopf.RawEvent, memo: kopf.Memo) -> None:
 
 
 @kopf.on.event("v1", "services")
-def service_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+async def service_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
     _workload_event("Service", event, memo)
 
 
 @kopf.on.event("v1", "replicationcontrollers")
-def replication_controller_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+async def replication_controller_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
     _workload_event("ReplicationController", event, memo)
 
 
 @kopf.on.event("apps", "v1", "replicasets")
-def replica_set_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+async def replica_set_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
     _workload_event("ReplicaSet", event, memo)
 
 
 @kopf.on.event("apps", "v1", "statefulsets")
-def stateful_set_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+async def stateful_set_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
     _workload_event("StatefulSet", event, memo)
 
 
