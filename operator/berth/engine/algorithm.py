@@ -135,7 +135,11 @@ def _find_feasible(
 
 
 def _restrict(failures: FilterFailures, examined: NodeSlots) -> FilterFailures:
-    keep = np.isin(failures.slots, examined)
+    seen = np.zeros(
+        int(max(failures.slots.max(initial=0), examined.max(initial=0))) + 1, dtype=bool
+    )
+    seen[examined] = True
+    keep = seen[failures.slots]
     return FilterFailures(
         failures.plugin,
         failures.slots[keep],

@@ -280,6 +280,8 @@ class Framework:
             if timer:
                 # One batch call stands for many per-node calls; record it once.
                 timer.plugins.append((plugin.name, "Filter", "Success", timer.clock() - started))
+            if verdicts.all_pass:
+                continue
             rejected = verdicts.codes != 0
             if not rejected.any():
                 continue

@@ -19,6 +19,7 @@ class Verdicts:
     codes: NDArray[np.int8]  # aligned with the judged slots; 0 = passes
     reason_bits: NDArray[np.uint64]  # bit i set = reasons[i] applies
     reasons: tuple[str, ...]
+    all_pass: bool = False  # set by accept_all: lets the runtime skip scanning the codes
 
     @property
     def rejected(self) -> NDArray[np.bool_]:
@@ -30,8 +31,27 @@ class Verdicts:
         return tuple(reason for bit, reason in enumerate(self.reasons) if bits >> bit & 1)
 
 
+class _SharedZeros:
+    """Read-only zero arrays, grown on demand, that "everyone passes" verdicts view."""
+
+    codes: NDArray[np.int8] = np.zeros(0, dtype=np.int8)
+    bits: NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
+
+    @classmethod
+    def of(cls, count: int) -> tuple[NDArray[np.int8], NDArray[np.uint64]]:
+        if cls.codes.size < count:
+            size = max(count, 2 * cls.codes.size)
+            cls.codes = np.zeros(size, dtype=np.int8)
+            cls.bits = np.zeros(size, dtype=np.uint64)
+            cls.codes.flags.writeable = False
+            cls.bits.flags.writeable = False
+        return cls.codes[:count], cls.bits[:count]
+
+
 def accept_all(count: int) -> Verdicts:
-    return Verdicts(np.zeros(count, dtype=np.int8), np.zeros(count, dtype=np.uint64), ())
+    """Every node passes; the arrays are views of shared zeros, so nothing is allocated."""
+    codes, bits = _SharedZeros.of(count)
+    return Verdicts(codes, bits, (), all_pass=True)
 
 
 def reject_where(mask: NDArray[np.bool_], code: Code, reason: str) -> Verdicts:
