@@ -71,6 +71,40 @@ def _is_scored_on_node_side(name: str) -> bool:
     return name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource(name)
 
 
+_COLUMN_CHOICES: dict[
+    tuple[tuple[str, ...], tuple[bool, ...], tuple[str, ...]], tuple[list[int], list[int]]
+] = {}
+
+
+def _scored_columns(
+    cluster: ClusterState, names: tuple[str, ...], requested: tuple[bool, ...]
+) -> tuple[list[int], list[int]]:
+    """Which configured resources take part (rows) and where they sit in the table (columns).
+
+    Depends only on the names, which of them the pod requests, and the table's column
+    layout, so it is worked out once per combination instead of once per decision.
+    """
+    layout = tuple(cluster.resource_names())
+    key = (names, requested, layout)
+    choice = _COLUMN_CHOICES.get(key)
+    if choice is None:
+        kept: list[int] = []
+        columns: list[int] = []
+        for row, name in enumerate(names):
+            column = cluster.resource_column(name)
+            if column is None or not _is_scored_on_node_side(name):
+                continue
+            if not requested[row] and is_scalar_resource(name):
+                continue
+            kept.append(row)
+            columns.append(column)
+        choice = (kept, columns)
+        if len(_COLUMN_CHOICES) > 1024:
+            _COLUMN_CHOICES.clear()
+        _COLUMN_CHOICES[key] = choice
+    return choice
+
+
 def node_resource_rows(
     cluster: ClusterState,
     slots: NodeSlots,
@@ -87,16 +121,7 @@ def node_resource_rows(
     is left out, as is one no node offers; one with allocatable 0 on a node is left
     out for that node.
     """
-    kept: list[int] = []
-    columns: list[int] = []
-    for row, name in enumerate(names):
-        column = cluster.resource_column(name)
-        if column is None or not _is_scored_on_node_side(name):
-            continue
-        if pod_requests[row] == 0 and is_scalar_resource(name):
-            continue
-        kept.append(row)
-        columns.append(column)
+    kept, columns = _scored_columns(cluster, tuple(names), tuple(bool(r) for r in pod_requests))
     # Gather whole rows once per table (one contiguous copy each), then pick columns.
     allocatable = cluster.allocatable.take(slots, axis=0)[:, columns].T
     allocated = np.empty((len(kept), len(slots)), dtype=np.int64)
