@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from berth.engine.errors import InvalidObjectError
 from berth.engine.model.node import Node
@@ -22,6 +23,18 @@ from berth.scheduling.loop import Scheduler
 from berth.scheduling.ports import Binder, MonotonicClock, Preemptor, Reporter
 
 logger = logging.getLogger(__name__)
+
+
+T = TypeVar("T")
+
+
+def _readable(parse: Callable[[dict[str, Any]], T], raw: dict[str, Any]) -> T | None:
+    """The parsed object, or None after a warning: one malformed object never stops the rest."""
+    try:
+        return parse(raw)
+    except InvalidObjectError as error:
+        logger.warning("Ignoring an object Berth cannot read: %s", error)
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +104,8 @@ class BerthApp:
     # ------------------------------------------------------------------ watch intake (never raises)
 
     def on_pod_event(self, event_type: str | None, raw: dict[str, Any]) -> None:
-        try:
-            pod = Pod.from_dict(raw)
-        except InvalidObjectError as error:
-            # A malformed pod must never stop the others: log it and move on.
-            logger.warning("Ignoring a pod Berth cannot read: %s", error)
+        pod = _readable(Pod.from_dict, raw)
+        if pod is None:
             return
         if event_type == "DELETED":
             self.scheduler.on_pod_deleted(pod)
@@ -107,12 +117,9 @@ class BerthApp:
         if event_type == "DELETED":
             self.scheduler.on_node_deleted(name)
             return
-        try:
-            node = Node.from_dict(raw)
-        except InvalidObjectError as error:
-            logger.warning("Ignoring a node Berth cannot read: %s", error)
-            return
-        self.scheduler.on_node(node)
+        node = _readable(Node.from_dict, raw)
+        if node is not None:
+            self.scheduler.on_node(node)
 
     # ------------------------------------------------------------------ leadership
 
@@ -158,18 +165,8 @@ class BerthApp:
         pods_raw, _ = await self.session.list_json(
             "/api/v1/pods", params={"fieldSelector": "status.phase!=Succeeded,status.phase!=Failed"}
         )
-        nodes = []
-        for raw in nodes_raw:
-            try:
-                nodes.append(Node.from_dict(raw))
-            except InvalidObjectError as error:
-                logger.warning("Ignoring a node Berth cannot read: %s", error)
-        pods = []
-        for raw in pods_raw:
-            try:
-                pods.append(Pod.from_dict(raw))
-            except InvalidObjectError as error:
-                logger.warning("Ignoring a pod Berth cannot read: %s", error)
+        nodes = [node for raw in nodes_raw if (node := _readable(Node.from_dict, raw)) is not None]
+        pods = [pod for raw in pods_raw if (pod := _readable(Pod.from_dict, raw)) is not None]
         self.scheduler.reconcile(nodes, pods)
         self.synced = True
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 
 from berth.engine.algorithm import (
     Scheduled,
@@ -252,17 +252,9 @@ class Scheduler:
                     self.schedule_one(info)
                 except Exception as error:  # a bug must cost one pod an attempt, not the loop
                     logger.exception("Scheduling %s failed unexpectedly", info.pod.key)
-                    self._reporter.failed(
-                        info.pod,
-                        f"internal error: {error}",
-                        reason=SchedulingReason.SCHEDULER_ERROR,
-                        profile=info.pod.scheduler_name,
-                    )
                     if self.cache.is_assumed(info.pod.uid):
                         self.cache.forget(info.pod.uid)
-                    self.queue.add_unschedulable(
-                        info, unschedulable_plugins=set(), pending_plugins=set(), error=True
-                    )
+                    self._fail(info, f"internal error: {error}", profile=info.pod.scheduler_name)
                 # Give watch handlers and binds a turn between decisions.
                 await asyncio.sleep(0)
         finally:
@@ -324,33 +316,21 @@ class Scheduler:
             self._observer.attempt(
                 result="error", profile=framework.profile_name, seconds=self._clock.now() - started
             )
-            self._reporter.failed(
-                pod,
-                decision.message,
-                reason=SchedulingReason.SCHEDULER_ERROR,
-                profile=framework.profile_name,
-            )
-            self.queue.add_unschedulable(
-                info, unschedulable_plugins=set(), pending_plugins=set(), error=True
-            )
+            self._fail(info, decision.message, profile=framework.profile_name)
             return
         self._observer.attempt(
             result="unschedulable",
             profile=framework.profile_name,
             seconds=self._clock.now() - started,
         )
-        self._reporter.failed(
-            pod,
-            decision.message,
-            reason=SchedulingReason.UNSCHEDULABLE,
-            profile=framework.profile_name,
-        )
         self._carry_out_post_filter(pod, decision, framework.profile_name)
-        self.queue.add_unschedulable(
+        self._fail(
             info,
-            unschedulable_plugins=set(decision.diagnosis.unschedulable_plugins),
-            pending_plugins=set(decision.diagnosis.pending_plugins),
-            error=False,
+            decision.message,
+            profile=framework.profile_name,
+            rejected=True,
+            rejected_by=decision.diagnosis.unschedulable_plugins,
+            pending=decision.diagnosis.pending_plugins,
         )
 
     def _carry_out_post_filter(self, pod: Pod, decision: Unschedulable, profile: str) -> None:
@@ -381,17 +361,12 @@ class Scheduler:
             # Permit waiting is not offered by any in-tree plugin; treat it as a rejection.
             framework.run_unreserve(decision.state, pod, node_name)
             self.cache.forget(pod.uid)
-            self._reporter.failed(
-                pod,
-                status.message,
-                reason=SchedulingReason.UNSCHEDULABLE,
-                profile=framework.profile_name,
-            )
-            self.queue.add_unschedulable(
+            self._fail(
                 info,
-                unschedulable_plugins={status.plugin} if status.plugin else set(),
-                pending_plugins=set(),
-                error=not status.is_rejection,
+                status.message,
+                profile=framework.profile_name,
+                rejected=status.is_rejection,
+                rejected_by={status.plugin} if status.plugin else set(),
             )
             return
         self._observer.attempt(
@@ -442,6 +417,31 @@ class Scheduler:
                 reason=SchedulingReason.SCHEDULER_ERROR,
                 profile=framework.profile_name,
             )
+
+    def _fail(
+        self,
+        info: QueuedPodInfo,
+        message: str,
+        *,
+        profile: str,
+        rejected: bool = False,
+        rejected_by: Set[str] = frozenset(),
+        pending: Set[str] = frozenset(),
+    ) -> None:
+        """Report a failed attempt and put the pod back.
+
+        A rejection (the pod fits nowhere) is reported as Unschedulable and waits for an
+        event that may help the rejecting plugins; anything else is a SchedulerError and
+        backs off. The queue treats a rejection without plugins like an error, as Go does.
+        """
+        reason = SchedulingReason.UNSCHEDULABLE if rejected else SchedulingReason.SCHEDULER_ERROR
+        self._reporter.failed(info.pod, message, reason=reason, profile=profile)
+        self.queue.add_unschedulable(
+            info,
+            unschedulable_plugins=set(rejected_by),
+            pending_plugins=set(pending),
+            error=not rejected,
+        )
 
     def _undo(
         self, info: QueuedPodInfo, framework: Framework, decision: Scheduled, *, requeue: bool

@@ -63,6 +63,11 @@ def normalized_image_name(name: str) -> str:
     return f"{name}:latest"
 
 
+def _distinct_images(node: Node) -> set[str]:
+    """The node's image names, normalised, each once (a node counts once per image)."""
+    return {normalized_image_name(name) for image in node.images for name in image.names}
+
+
 class ClusterState:
     """The scheduler's picture of the cluster, updated incrementally.
 
@@ -252,28 +257,16 @@ class ClusterState:
         for key, column in self._label_columns.items():
             value = node.labels.get(key)
             column.values[slot] = MISSING if value is None else column.id_of(value)
-        seen: set[str] = set()
-        for image in node.images:
-            for image_name in image.names:
-                normalized = normalized_image_name(image_name)
-                if normalized not in seen:
-                    seen.add(normalized)
-                    self._image_node_counts[normalized] = (
-                        self._image_node_counts.get(normalized, 0) + 1
-                    )
+        for name in _distinct_images(node):
+            self._image_node_counts[name] = self._image_node_counts.get(name, 0) + 1
 
     def _forget_images(self, node: Node) -> None:
-        seen: set[str] = set()
-        for image in node.images:
-            for image_name in image.names:
-                normalized = normalized_image_name(image_name)
-                if normalized not in seen:
-                    seen.add(normalized)
-                    remaining = self._image_node_counts.get(normalized, 0) - 1
-                    if remaining > 0:
-                        self._image_node_counts[normalized] = remaining
-                    else:
-                        self._image_node_counts.pop(normalized, None)
+        for name in _distinct_images(node):
+            remaining = self._image_node_counts.get(name, 0) - 1
+            if remaining > 0:
+                self._image_node_counts[name] = remaining
+            else:
+                self._image_node_counts.pop(name, None)
 
     def _column_for(self, resource: str) -> int:
         column = self._resource_columns.get(resource)
