@@ -113,42 +113,33 @@ def _workload(total: int) -> list[dict[str, Any]]:
     return manifests
 
 
+def _pool(
+    prefix: str, cpu: str, memory: str, labels: dict[str, str], *, tainted: bool = False
+) -> NodeTemplate:
+    taints = ({"key": "dedicated", "value": "gpu", "effect": "NoSchedule"},) if tainted else ()
+    return NodeTemplate(
+        name_prefix=prefix,
+        zones=ZONES,
+        allocatable={"cpu": cpu, "memory": memory, "pods": "110"},
+        labels=labels,
+        taints=taints,
+    )
+
+
 async def _create_cluster(plane: LocalControlPlane, nodes: int, pods: int) -> tuple[str, int]:
     async with plane.client() as client:
         gpu = max(nodes // 20, 1)
         large = nodes // 3
-        small = nodes - large - gpu
-        await create_nodes(
-            client,
-            NodeTemplate(
-                name_prefix="small",
-                zones=ZONES,
-                allocatable={"cpu": "4", "memory": "16Gi", "pods": "110"},
-                labels={"node.kubernetes.io/instance-type": "small"},
+        pools = (
+            (
+                _pool("small", "4", "16Gi", {"node.kubernetes.io/instance-type": "small"}),
+                nodes - large - gpu,
             ),
-            small,
+            (_pool("large", "16", "64Gi", {"node.kubernetes.io/instance-type": "large"}), large),
+            (_pool("gpu", "8", "32Gi", {"accelerator": "gpu"}, tainted=True), gpu),
         )
-        await create_nodes(
-            client,
-            NodeTemplate(
-                name_prefix="large",
-                zones=ZONES,
-                allocatable={"cpu": "16", "memory": "64Gi", "pods": "110"},
-                labels={"node.kubernetes.io/instance-type": "large"},
-            ),
-            large,
-        )
-        await create_nodes(
-            client,
-            NodeTemplate(
-                name_prefix="gpu",
-                zones=ZONES,
-                allocatable={"cpu": "8", "memory": "32Gi", "pods": "110"},
-                labels={"accelerator": "gpu"},
-                taints=({"key": "dedicated", "value": "gpu", "effect": "NoSchedule"},),
-            ),
-            gpu,
-        )
+        for template, count in pools:
+            await create_nodes(client, template, count)
         namespace = await create_namespace(client, "demo")
         manifests = _workload(pods)
         await create_pods(client, namespace, manifests)
