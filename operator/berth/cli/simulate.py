@@ -132,7 +132,7 @@ def to_json(result: SimulationResult) -> dict[str, Any]:
         for resource in cluster.resource_names():
             column = cluster.resource_column(resource)
             assert column is not None
-            amount = int(cluster.requested[slot, column])
+            amount = int(cluster.requested[column, slot])
             if resource == "pods":
                 amount = int(cluster.pod_count[slot])
             if amount:

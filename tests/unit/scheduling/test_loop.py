@@ -84,7 +84,7 @@ async def test_assumes_before_binding_so_the_next_decision_sees_the_pod() -> Non
     slot = scheduler.cache.cluster.slot_of("a")
     assert slot is not None
     assert scheduler.cache.assumed_count == 1
-    assert int(scheduler.cache.cluster.requested[slot, 0]) == 1000  # reserved before the bind lands
+    assert int(scheduler.cache.cluster.requested[0, slot]) == 1000  # reserved before the bind lands
     binder.gate.set()  # type: ignore[union-attr]
     await scheduler.drain_binds()
     assert binder.posted == [("first", "a")]

@@ -22,6 +22,7 @@ NodeSlots = NDArray[np.intp]
 """Row numbers into the node table; a plugin judges the nodes at these rows."""
 
 FIXED_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
+_PODS_ROW = FIXED_RESOURCES.index(PODS)
 MISSING = -1  # label-column value for "node has no such label"
 _MAX_CACHED_QUERIES = 1024
 
@@ -71,9 +72,13 @@ def _distinct_images(node: Node) -> set[str]:
 class ClusterState:
     """The scheduler's picture of the cluster, updated incrementally.
 
-    Nodes live in rows ("slots") of fixed-width arrays; a removed node's slot is
-    recycled. `requested` holds the sum of actual requests of the pods on each
-    node; `nonzero_requested` the cpu/memory sums with scoring defaults.
+    Nodes live in "slots" of fixed-width arrays; a removed node's slot is recycled.
+    Resource tables are resource-major (one row per resource column, one column
+    per slot), so a plugin's gather yields one contiguous array per resource and
+    its arithmetic runs over long rows. `requested` holds the sum of actual
+    requests of the pods on each node; `nonzero_requested` the cpu/memory sums
+    with scoring defaults; `free` is allocatable minus requested, whose "pods"
+    row is allocatable pods minus `pod_count`, so one comparison checks a fit.
     """
 
     def __init__(self, *, capacity: int = 64) -> None:
@@ -81,9 +86,10 @@ class ClusterState:
         self._capacity = capacity
         self._resource_columns: dict[str, int] = {name: i for i, name in enumerate(FIXED_RESOURCES)}
         width = len(FIXED_RESOURCES)
-        self.allocatable = np.zeros((capacity, width), dtype=np.int64)
-        self.requested = np.zeros((capacity, width), dtype=np.int64)
-        self.nonzero_requested = np.zeros((capacity, 2), dtype=np.int64)
+        self.allocatable = np.zeros((width, capacity), dtype=np.int64)
+        self.requested = np.zeros((width, capacity), dtype=np.int64)
+        self.free = np.zeros((width, capacity), dtype=np.int64)
+        self.nonzero_requested = np.zeros((2, capacity), dtype=np.int64)
         self.pod_count = np.zeros(capacity, dtype=np.int64)
         self.unschedulable = np.zeros(capacity, dtype=bool)
         self.live = np.zeros(capacity, dtype=bool)
@@ -165,6 +171,11 @@ class ClusterState:
     def resource_column(self, name: str) -> int | None:
         return self._resource_columns.get(name)
 
+    @property
+    def resource_width(self) -> int:
+        """How many resource rows the tables have (it only ever grows)."""
+        return len(self._resource_columns)
+
     def resource_names(self) -> list[str]:
         return list(self._resource_columns)
 
@@ -204,9 +215,10 @@ class ClusterState:
         self.live[slot] = False
         self._bump_node_version(slot)
         self.unschedulable[slot] = False
-        self.allocatable[slot] = 0
-        self.requested[slot] = 0
-        self.nonzero_requested[slot] = 0
+        self.allocatable[:, slot] = 0
+        self.requested[:, slot] = 0
+        self.free[:, slot] = 0
+        self.nonzero_requested[:, slot] = 0
         self.pod_count[slot] = 0
         for column in self._label_columns.values():
             column.values[slot] = MISSING
@@ -250,10 +262,12 @@ class ClusterState:
         self._nodes[slot] = node
         self._bump_node_version(slot)
         self.unschedulable[slot] = node.unschedulable
-        self.allocatable[slot] = 0
+        self.allocatable[:, slot] = 0
         for name, amount in node.allocatable.items():
             resource_column = self._column_for(name)  # may widen (replace) the arrays: index after
-            self.allocatable[slot, resource_column] = amount
+            self.allocatable[resource_column, slot] = amount
+        self.free[:, slot] = self.allocatable[:, slot] - self.requested[:, slot]
+        self.free[_PODS_ROW, slot] -= self.pod_count[slot]
         for key, column in self._label_columns.items():
             value = node.labels.get(key)
             column.values[slot] = MISSING if value is None else column.id_of(value)
@@ -273,9 +287,10 @@ class ClusterState:
         if column is None:
             column = len(self._resource_columns)
             self._resource_columns[resource] = column
-            extra = np.zeros((self._capacity, 1), dtype=np.int64)
-            self.allocatable = np.hstack([self.allocatable, extra])
-            self.requested = np.hstack([self.requested, extra])
+            extra = np.zeros((1, self._capacity), dtype=np.int64)
+            self.allocatable = np.vstack([self.allocatable, extra])
+            self.requested = np.vstack([self.requested, extra])
+            self.free = np.vstack([self.free, extra])
         return column
 
     def _grow(self) -> None:
@@ -288,9 +303,15 @@ class ClusterState:
             bigger[:old] = array
             return bigger
 
-        self.allocatable = grown(self.allocatable)
-        self.requested = grown(self.requested)
-        self.nonzero_requested = grown(self.nonzero_requested)
+        def grown_table(table: NDArray[np.int64]) -> NDArray[np.int64]:
+            bigger = np.zeros((table.shape[0], new), dtype=table.dtype)
+            bigger[:, :old] = table
+            return bigger
+
+        self.allocatable = grown_table(self.allocatable)
+        self.requested = grown_table(self.requested)
+        self.free = grown_table(self.free)
+        self.nonzero_requested = grown_table(self.nonzero_requested)
         self.pod_count = grown(self.pod_count)
         self.node_versions = grown(self.node_versions)
         unschedulable = np.zeros(new, dtype=bool)
@@ -364,10 +385,12 @@ class ClusterState:
     def _apply(self, slot: int, pod: Pod, sign: int) -> None:
         for name, amount in pod.requests.items():
             resource_column = self._column_for(name)  # may widen (replace) the arrays: index after
-            self.requested[slot, resource_column] += sign * amount
-        self.nonzero_requested[slot, 0] += sign * pod.nonzero_cpu
-        self.nonzero_requested[slot, 1] += sign * pod.nonzero_memory
+            self.requested[resource_column, slot] += sign * amount
+            self.free[resource_column, slot] -= sign * amount
+        self.nonzero_requested[0, slot] += sign * pod.nonzero_cpu
+        self.nonzero_requested[1, slot] += sign * pod.nonzero_memory
         self.pod_count[slot] += sign
+        self.free[_PODS_ROW, slot] -= sign
         namespace_labels = self.namespace_labels(pod.namespace)
         for query, counts in self._query_counts.items():
             if query.matches(pod, namespace_labels):

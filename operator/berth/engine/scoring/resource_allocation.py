@@ -71,19 +71,26 @@ def _is_scored_on_node_side(name: str) -> bool:
     return name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource(name)
 
 
+@dataclass(frozen=True, slots=True)
+class _ScoredColumns:
+    """Which configured resources take part (`kept`, positions in the names) and where they sit."""
+
+    kept: list[int]
+    columns: list[int]  # their rows in the allocatable/requested tables
+    nonzero_rows: list[int | None]  # their rows in `nonzero_requested` (cpu, memory), else None
+
+
 _COLUMN_CHOICES: dict[
-    tuple[tuple[str, ...], tuple[bool, ...], tuple[str, ...]], tuple[list[int], list[int]]
+    tuple[tuple[str, ...], tuple[bool, ...], tuple[str, ...]], _ScoredColumns
 ] = {}
+_NONZERO_ROWS = {CPU: 0, MEMORY: 1}  # the layout of ClusterState.nonzero_requested
 
 
 def _scored_columns(
     cluster: ClusterState, names: tuple[str, ...], requested: tuple[bool, ...]
-) -> tuple[list[int], list[int]]:
-    """Which configured resources take part (rows) and where they sit in the table (columns).
-
-    Depends only on the names, which of them the pod requests, and the table's column
-    layout, so it is worked out once per combination instead of once per decision.
-    """
+) -> _ScoredColumns:
+    """Depends only on the names, which of them the pod requests, and the table's column
+    layout, so it is worked out once per combination instead of once per decision."""
     layout = tuple(cluster.resource_names())
     key = (names, requested, layout)
     choice = _COLUMN_CHOICES.get(key)
@@ -98,11 +105,19 @@ def _scored_columns(
                 continue
             kept.append(row)
             columns.append(column)
-        choice = (kept, columns)
+        choice = _ScoredColumns(kept, columns, [_NONZERO_ROWS.get(names[row]) for row in kept])
         if len(_COLUMN_CHOICES) > 1024:
             _COLUMN_CHOICES.clear()
         _COLUMN_CHOICES[key] = choice
     return choice
+
+
+def _gather(table: Matrix, rows: list[int], slots: NodeSlots) -> Matrix:
+    """`table[rows][:, slots]`, slicing instead of copying rows when they are consecutive."""
+    first = rows[0]
+    if rows == list(range(first, first + len(rows))):
+        return table[first : first + len(rows)].take(slots, axis=1)
+    return table.take(slots, axis=1)[rows]
 
 
 def node_resource_rows(
@@ -121,22 +136,24 @@ def node_resource_rows(
     is left out, as is one no node offers; one with allocatable 0 on a node is left
     out for that node.
     """
-    kept, columns = _scored_columns(cluster, tuple(names), tuple(bool(r) for r in pod_requests))
-    # Gather whole rows once per table (one contiguous copy each), then pick columns.
-    allocatable = cluster.allocatable.take(slots, axis=0)[:, columns].T
-    allocated = np.empty((len(kept), len(slots)), dtype=np.int64)
-    requested_rows: Matrix | None = None
-    nonzero_rows: Matrix | None = None
-    for index, (row, column) in enumerate(zip(kept, columns, strict=True)):
-        name = names[row]
-        if not use_requested and name in (CPU, MEMORY):
-            if nonzero_rows is None:
-                nonzero_rows = cluster.nonzero_requested.take(slots, axis=0)
-            allocated[index] = nonzero_rows[:, 0 if name == CPU else 1]
-        else:
-            if requested_rows is None:
-                requested_rows = cluster.requested.take(slots, axis=0)
-            allocated[index] = requested_rows[:, column]
+    choice = _scored_columns(cluster, tuple(names), tuple(bool(r) for r in pod_requests))
+    kept, columns = choice.kept, choice.columns
+    if not kept:
+        empty = np.zeros((0, len(slots)), dtype=np.int64)
+        return NodeResourceRows(weights[kept], empty, empty, empty)
+    allocatable = _gather(cluster.allocatable, columns, slots)
+    nonzero_rows = choice.nonzero_rows
+    if use_requested or all(row is None for row in nonzero_rows):
+        allocated = _gather(cluster.requested, columns, slots)
+    elif all(row is not None for row in nonzero_rows):
+        allocated = _gather(
+            cluster.nonzero_requested, [r for r in nonzero_rows if r is not None], slots
+        )
+    else:
+        allocated = _gather(cluster.requested, columns, slots)
+        for index, row in enumerate(nonzero_rows):
+            if row is not None:
+                allocated[index] = cluster.nonzero_requested[row].take(slots)
     requested = allocated + pod_requests[kept][:, np.newaxis]
     return NodeResourceRows(weights[kept], requested, allocated, allocatable)
 
@@ -145,13 +162,13 @@ def _weighted_average(
     per_resource: Matrix, rows: NodeResourceRows, include: NDArray[np.bool_] | None
 ) -> Scores:
     """Integer mean of per-resource scores over the included cells (None: all), 0 if none."""
-    weights = rows.weights[:, np.newaxis]
     if include is None:
         total_weight = int(rows.weights.sum())
         if total_weight == 0:
             return np.zeros(per_resource.shape[1], dtype=np.int64)
-        totals: Scores = (per_resource * weights).sum(axis=0)
+        totals: Scores = rows.weights @ per_resource
         return totals // total_weight
+    weights = rows.weights[:, np.newaxis]
     weighted = np.where(include, per_resource * weights, 0).sum(axis=0)
     weight_sum = np.where(include, weights, 0).sum(axis=0)
     # all terms are non-negative, so floor division is Go's truncation

@@ -17,10 +17,10 @@ def test_requests_are_accounted_and_released() -> None:
     cluster.add_pod(pod)
     slot = cluster.slot_of("a")
     assert slot is not None
-    assert cluster.requested[slot, cluster.resource_column("cpu")] == 1000
+    assert cluster.requested[cluster.resource_column("cpu"), slot] == 1000
     assert cluster.pod_count[slot] == 1
     cluster.remove_pod(pod.uid)
-    assert cluster.requested[slot].sum() == 0
+    assert cluster.requested[:, slot].sum() == 0
     assert cluster.pod_count[slot] == 0
 
 
@@ -52,8 +52,8 @@ def test_new_extended_resource_widens_the_table() -> None:
     )
     column = cluster.resource_column("example.com/gpu")
     assert column is not None
-    assert cluster.allocatable[cluster.slot_of("gpu"), column] == 2
-    assert cluster.allocatable[cluster.slot_of("a"), column] == 0
+    assert cluster.allocatable[column, cluster.slot_of("gpu")] == 2
+    assert cluster.allocatable[column, cluster.slot_of("a")] == 0
 
 
 def test_zone_order_follows_label_changes() -> None:

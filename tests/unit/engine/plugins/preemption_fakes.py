@@ -35,7 +35,7 @@ class CpuFit:
         cluster = state.cluster
         column = cluster.resource_column("cpu")
         assert column is not None
-        free = cluster.allocatable[slots, column] - cluster.requested[slots, column]
+        free = cluster.allocatable[column, slots] - cluster.requested[column, slots]
         return reject_where(free < pod.requests.get("cpu", 0), Code.UNSCHEDULABLE, INSUFFICIENT_CPU)
 
 

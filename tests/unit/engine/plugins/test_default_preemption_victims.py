@@ -342,7 +342,7 @@ def _cpu_clusters(draw: st.DrawFn) -> tuple[ClusterState, Pod, list[CpuNode], in
     nodes = [
         CpuNode(
             cluster.node_at(int(slot)).name,
-            int(cluster.allocatable[int(slot), 0]),
+            int(cluster.allocatable[0, int(slot)]),
             tuple(cluster.pods_on(int(slot)).values()),
         )
         for slot in cluster.node_order()

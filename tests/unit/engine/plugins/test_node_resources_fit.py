@@ -311,6 +311,21 @@ def test_pre_filter_never_skips_and_filter_works_without_it() -> None:
     assert verdicts.reasons_at(0) == ("Insufficient cpu",)
 
 
+def test_a_resource_no_node_had_fits_once_a_node_offers_it() -> None:
+    # The plugin remembers what it worked out per request; a new column must not be missed.
+    cluster = cluster_of([node(cpu="1", memory="1Gi", pods=10)])
+    plugin = new_plugin(None)
+    pod = make_pod("p").req(example_com__gpu=1).build()
+    assert run_filter(plugin, pod, cluster) == [("unresolvable", ("Insufficient example.com/gpu",))]
+    cluster.upsert_node(
+        make_node("gpu").capacity(cpu="1", memory="1Gi", pods=10, example_com__gpu=1).build()
+    )
+    assert run_filter(plugin, pod, cluster) == [
+        ("unresolvable", ("Insufficient example.com/gpu",)),
+        ("ok", ()),
+    ]
+
+
 # ---------------------------------------------------------------------------------------- score
 
 LEAST = {"scoringStrategy": {"type": "LeastAllocated"}}

@@ -48,6 +48,14 @@ class FitRequest:
     columns: tuple[int | None, ...]
     amounts: tuple[int, ...]
     reasons: tuple[str, ...]  # TOO_MANY_PODS first, then one "Insufficient <name>" per column
+    # Per row of `ClusterState.free`: the node lacks room where free < threshold. The
+    # "pods" row needs 1, unchecked rows never fail. None when a checked resource has
+    # no column, so that every node is short of it.
+    thresholds: NDArray[np.int64] | None
+
+
+_NEVER_SHORT = np.iinfo(np.int64).min
+_MAX_CACHED_REQUESTS = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +74,7 @@ class NodeResourcesFit:
         self._resource_names = tuple(spec.name for spec in strategy.resources)
         self._weights = np.asarray([spec.weight for spec in strategy.resources], dtype=np.int64)
         self._pods_column = FIXED_RESOURCES.index(PODS)  # fixed columns lead every cluster table
+        self._fit_requests: dict[tuple[tuple[tuple[str, int], ...], int], FitRequest] = {}
         self._shape = (
             BrokenLinearFunction.from_shape(strategy.shape)
             if strategy.type is ScoringStrategyType.REQUESTED_TO_CAPACITY_RATIO
@@ -75,15 +84,34 @@ class NodeResourcesFit:
     # ------------------------------------------------------------------ filter
 
     def fit_request(self, cluster: ClusterState, pod: Pod) -> FitRequest:
+        # Pods of one workload ask for the same; the table only ever gains columns.
+        key = (tuple(pod.requests.items()), cluster.resource_width)
+        request = self._fit_requests.get(key)
+        if request is None:
+            if len(self._fit_requests) >= _MAX_CACHED_REQUESTS:
+                self._fit_requests.clear()
+            request = self._fit_requests[key] = self._new_fit_request(cluster, pod)
+        return request
+
+    def _new_fit_request(self, cluster: ClusterState, pod: Pod) -> FitRequest:
         checked = checked_requests(
             pod.requests,
             ignored_resources=self.args.ignored_resources,
             ignored_groups=self.args.ignored_resource_groups,
         )
+        columns = tuple(cluster.resource_column(resource) for resource, _ in checked)
+        amounts = tuple(amount for _, amount in checked)
+        thresholds: NDArray[np.int64] | None = None
+        if None not in columns:
+            thresholds = np.full((cluster.resource_width, 1), _NEVER_SHORT, dtype=np.int64)
+            thresholds[self._pods_column] = 1
+            for column, amount in zip(columns, amounts, strict=True):
+                thresholds[column] = amount
         return FitRequest(
-            columns=tuple(cluster.resource_column(resource) for resource, _ in checked),
-            amounts=tuple(amount for _, amount in checked),
+            columns=columns,
+            amounts=amounts,
             reasons=(TOO_MANY_PODS, *(insufficient(resource) for resource, _ in checked)),
+            thresholds=thresholds,
         )
 
     def pre_filter(self, state: CycleState, pod: Pod) -> PreFilterResult:
@@ -96,36 +124,33 @@ class NodeResourcesFit:
     def filter(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Verdicts:
         cluster = state.cluster
         request = state.get(PRE_FILTER_KEY, FitRequest) or self.fit_request(cluster, pod)
-        # Judging a large share of the table is cheaper over whole columns, gathering only
-        # the verdicts; a small share is cheaper gathered first.
-        whole = 2 * len(slots) >= len(cluster.pod_count)
-        allocatable = cluster.allocatable if whole else cluster.allocatable.take(slots, axis=0)
-        pod_count = cluster.pod_count if whole else cluster.pod_count.take(slots)
-        too_many = pod_count >= allocatable[:, self._pods_column]
+        free = cluster.free.take(slots, axis=1)
+        # One comparison answers "does it fit" for every node; reasons only on a miss.
+        if request.thresholds is not None and not (free < request.thresholds).any():
+            return accept_all(len(slots))
+        return self._shortages(cluster, request, slots, free)
+
+    def _shortages(
+        self, cluster: ClusterState, request: FitRequest, slots: NodeSlots, free: NDArray[np.int64]
+    ) -> Verdicts:
+        too_many = free[self._pods_column] < 1
         shortages = [too_many]
-        unresolvable = np.zeros(len(pod_count), dtype=bool)
-        if request.amounts:
-            requested = cluster.requested if whole else cluster.requested.take(slots, axis=0)
-            for column, amount in zip(request.columns, request.amounts, strict=True):
-                if column is None:  # no node offers it: short everywhere, beyond every node's total
-                    short = np.ones(len(pod_count), dtype=bool)
-                    unresolvable = short
-                else:
-                    node_total = allocatable[:, column]
-                    short = amount > node_total - requested[:, column]
-                    if short.any():
-                        unresolvable = unresolvable | (amount > node_total)
-                shortages.append(short)
-        rejected = too_many
-        for short in shortages[1:]:
-            rejected = rejected | short
-        if whole:
-            rejected = rejected.take(slots)
+        unresolvable = np.zeros(len(slots), dtype=bool)
+        allocatable: NDArray[np.int64] | None = None
+        for column, amount in zip(request.columns, request.amounts, strict=True):
+            if column is None:  # no node offers it: short everywhere, beyond every node's total
+                short = np.ones(len(slots), dtype=bool)
+                unresolvable = short
+            else:
+                short = free[column] < amount
+                if short.any():
+                    if allocatable is None:
+                        allocatable = cluster.allocatable.take(slots, axis=1)
+                    unresolvable = unresolvable | (amount > allocatable[column])
+            shortages.append(short)
+        rejected = np.logical_or.reduce(shortages)
         if not rejected.any():
             return accept_all(len(slots))
-        if whole:
-            shortages = [short.take(slots) for short in shortages]
-            unresolvable = unresolvable.take(slots)
         bits = np.zeros(len(slots), dtype=np.uint64)
         for bit, short in enumerate(shortages):
             if short.any():
