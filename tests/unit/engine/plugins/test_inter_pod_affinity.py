@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.status import Code
 from berth.engine.plugins.inter_pod_affinity import (
     REASON_AFFINITY_RULES_NOT_MATCH as AFFINITY,
@@ -16,7 +17,9 @@ from berth.engine.plugins.inter_pod_affinity import (
 from berth.engine.plugins.inter_pod_affinity import (
     REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH as EXISTING,
 )
-from tests.builders import PodBuilder, make_pod
+from berth.engine.plugins.inter_pod_affinity import new_plugin
+from berth.engine.plugins.inter_pod_affinity.domains import _FollowedFolds
+from tests.builders import PodBuilder, make_node, make_pod
 from tests.unit.engine.plugins.inter_pod_affinity_helpers import (
     HOST,
     UU,
@@ -27,6 +30,7 @@ from tests.unit.engine.plugins.inter_pod_affinity_helpers import (
     term,
     three_nodes,
     web_pod,
+    zoned,
 )
 
 # ---------------------------------------------------------------------- filter
@@ -304,3 +308,81 @@ def test_filter_reads_cluster_changes_between_cycles() -> None:
     assert run_filter(cluster, pod) == {"n1": (U, ANTI), "n2": (U, ANTI), "n3": None, "n4": None}
     cluster.add_pod(web_pod("e1", "n3").uid("e1").build())
     assert run_filter(cluster, pod) == {"n1": None, "n2": None, "n3": (U, ANTI), "n4": None}
+
+
+def test_filter_state_keeps_its_cycle_view_when_the_cluster_moves_on() -> None:
+    # A nominated-pods re-check runs PreFilter again in a trial while the outer cycle's
+    # state is still in use: that state must not follow the later changes.
+    cluster = World(three_nodes(), [web_pod("e1", "n1")]).cluster()
+    pod = make_pod("p").pod_affinity("podAntiAffinity", term(ZONE, {"app": "web"})).build()
+    plugin = new_plugin(None)
+    earlier = CycleState(cluster)
+    plugin.pre_filter(earlier, pod)
+    cluster.add_pod(web_pod("e2", "n3").build())
+    assert run_filter(cluster, pod, plugin) == {
+        "n1": (U, ANTI),
+        "n2": (U, ANTI),
+        "n3": (U, ANTI),
+        "n4": None,
+    }
+    slots = cluster.node_order()
+    verdicts = plugin.filter(earlier, pod, slots)
+    names = [cluster.node_at(slot).name for slot in slots.tolist()]
+    codes = dict(zip(names, verdicts.codes.tolist(), strict=True))
+    assert codes == {"n1": U, "n2": U, "n3": 0, "n4": 0}
+
+
+def test_domain_emptied_over_several_cycles() -> None:
+    cluster = World(three_nodes(), [web_pod("e1", "n1").uid("e1")]).cluster()
+    pod = make_pod("p").pod_affinity("podAntiAffinity", term(ZONE, {"app": "web"})).build()
+    zone_a_taken = {"n1": (U, ANTI), "n2": (U, ANTI), "n3": None, "n4": None}
+    assert run_filter(cluster, pod) == zone_a_taken
+    cluster.add_pod(web_pod("e2", "n2").uid("e2").build())
+    assert run_filter(cluster, pod) == zone_a_taken
+    cluster.remove_pod("e1")
+    assert run_filter(cluster, pod) == zone_a_taken
+    cluster.remove_pod("e2")
+    assert run_filter(cluster, pod) == dict.fromkeys(("n1", "n2", "n3", "n4"))
+
+
+def test_many_pods_placed_between_cycles() -> None:
+    nodes = [make_node(f"n{i:02d}").build() for i in range(80)]
+    world = World(nodes, [web_pod("e0", "n00")])
+    cluster = world.cluster()
+    pod = make_pod("p").labels(app="web").pod_affinity("podAffinity", term(HOST, {"app": "web"}))
+    pod = pod.pod_affinity("podAntiAffinity", term(HOST, {"app": "db"})).build()
+    assert run_filter(cluster, pod) == run_filter(world.cluster(), pod)
+    for index in range(1, 75):
+        placed = web_pod(f"e{index}", f"n{index:02d}")
+        world.pods.append(placed)
+        cluster.add_pod(placed.build())
+    cluster.add_pod(make_pod("d").labels(app="db").node("n01").build())
+    world.pods.append(make_pod("d").labels(app="db").node("n01"))
+    assert run_filter(cluster, pod) == run_filter(world.cluster(), pod)
+
+
+def test_node_relabelled_between_cycles() -> None:
+    world = World(three_nodes(), [web_pod("e1", "n1")])
+    cluster = world.cluster()
+    pod = make_pod("p").pod_affinity("podAntiAffinity", term(ZONE, {"app": "web"})).build()
+    assert run_filter(cluster, pod) == {"n1": (U, ANTI), "n2": (U, ANTI), "n3": None, "n4": None}
+    cluster.upsert_node(zoned("n1", "b"))
+    assert run_filter(cluster, pod) == {"n1": (U, ANTI), "n2": None, "n3": (U, ANTI), "n4": None}
+
+
+def test_followed_folds_forget_everything_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_FollowedFolds, "_MAX_ENTRIES", 1)
+    cluster = World(three_nodes(), [web_pod("e1", "n1")]).cluster()
+    pod = (
+        make_pod("p")
+        .pod_affinity("podAntiAffinity", term(ZONE, {"app": "web"}))
+        .pod_affinity("podAntiAffinity", term(HOST, {"app": "web"}))
+        .build()
+    )
+    for _ in range(2):
+        assert run_filter(cluster, pod) == {
+            "n1": (U, ANTI),
+            "n2": (U, ANTI),
+            "n3": None,
+            "n4": None,
+        }

@@ -200,3 +200,14 @@ def test_plugin_equals_reference(
         data.draw(st.sampled_from([{}, {"env": "prod"}, {"env": "dev"}])),
     )
     _assert_same(cluster, pod, args)
+
+    # More pods come and go, then a node moves to another zone (or loses it).
+    for victim in data.draw(st.lists(st.sampled_from(existing), max_size=3)) if existing else []:
+        cluster.remove_pod(victim.uid)
+    cluster.add_pod(data.draw(pods("later", node_names)))
+    _assert_same(cluster, pod, args)
+    moved = data.draw(st.sampled_from(node_names))
+    zone = data.draw(st.sampled_from([None, "a", "b", "c"]))
+    builder = make_node(moved)
+    cluster.upsert_node((builder if zone is None else builder.zone(zone)).build())
+    _assert_same(cluster, pod, args)
