@@ -99,15 +99,14 @@ def _find_feasible(
     if count == 0:
         return candidates, None
     start = search.next_start_index % count
-    rotated = np.concatenate((candidates[start:], candidates[:start])) if start else candidates
     if not framework.has_filter_plugins:
-        return rotated[:wanted], None
+        return _rotated(candidates, start, 0, wanted), None
     found: list[NodeSlots] = []
     found_count = 0
     position = 0
     chunk = wanted
     while found_count < wanted and position < count:
-        batch = rotated[position : position + chunk]
+        batch = _rotated(candidates, start, position, min(chunk, count - position))
         outcome = with_nominated_pods(
             framework, state.cluster, pod, framework.run_filters(state, pod, batch), nominated
         )
@@ -116,14 +115,16 @@ def _find_feasible(
             return np.empty(0, dtype=np.intp), outcome.error
         feasible = outcome.feasible
         failures = outcome.failures
-        if found_count + feasible.size >= wanted:
+        if found_count + feasible.size >= wanted and feasible.size < batch.size:
             # Stop right after the last node we need; later nodes in the batch
             # count as never examined, as in a search that stopped there.
             needed = feasible[: wanted - found_count]
-            last_position = int(np.flatnonzero(batch == needed[-1])[0])
+            last_position = int((batch == needed[-1]).nonzero()[0][0])
             examined = batch[: last_position + 1]
             failures = [_restrict(f, examined) for f in failures]
             feasible = needed
+        elif found_count + feasible.size > wanted:
+            feasible = feasible[: wanted - found_count]  # no failures: nothing to restrict
         found.append(feasible)
         found_count += feasible.size
         diagnosis.failures.extend(f for f in failures if f.slots.size)
@@ -131,7 +132,22 @@ def _find_feasible(
         chunk = max(chunk * 2, 1)
     if not found:
         return np.empty(0, dtype=np.intp), None
-    return np.concatenate(found), None
+    return (found[0] if len(found) == 1 else np.concatenate(found)), None
+
+
+def _rotated(candidates: NodeSlots, start: int, position: int, size: int) -> NodeSlots:
+    """`size` candidates from `position` in the order rotated to begin at `start`.
+
+    A window that does not wrap around the end is a view; only one that does is copied.
+    """
+    count = candidates.size
+    begin = start + position
+    if begin >= count:
+        begin -= count
+    end = begin + size
+    if end <= count:
+        return candidates[begin:end]
+    return np.concatenate((candidates[begin:], candidates[: end - count]))
 
 
 def _restrict(failures: FilterFailures, examined: NodeSlots) -> FilterFailures:
@@ -150,8 +166,7 @@ def _restrict(failures: FilterFailures, examined: NodeSlots) -> FilterFailures:
 
 
 def _select_host(slots: NodeSlots, totals: Scores, rng: random.Random) -> int:
-    best = totals.max()
-    top = np.flatnonzero(totals == best)
+    top = (totals == totals.max()).nonzero()[0]
     # Uniform among the best, like kube-scheduler's randomised tie-break.
     return int(slots[top[rng.randrange(top.size)]] if top.size > 1 else slots[top[0]])
 

@@ -207,6 +207,18 @@ def test_out_of_range_score_is_an_error_naming_the_plugin() -> None:
     )
 
 
+def test_negative_score_is_an_error_naming_the_plugin() -> None:
+    decision = schedule_one(
+        framework_with(FakeScore("Fine"), FakeScore("Low", {"n001": -1})),
+        cluster_of(*_nodes(2)),
+        make_pod("p").build(),
+        search=SearchState(),
+        rng=random.Random(1),
+    )
+    assert isinstance(decision, SchedulingError)
+    assert decision.message.startswith('plugin "Low" returns an invalid score -1,')
+
+
 def test_nominated_node_is_tried_first() -> None:
     pod = make_pod("p").nominated("n003").build()
     decision = schedule_one(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -16,7 +17,7 @@ from numpy.typing import NDArray
 from berth.engine.cluster.state import ClusterState, NodeSlots
 from berth.engine.model.node import Taint
 
-__all__ = ["SlotChanges", "TaintGroups", "taint_groups"]
+__all__ = ["GroupAnswers", "SlotChanges", "TaintGroups", "taint_groups"]
 
 TaintSet = tuple[Taint, ...]
 _NO_SLOTS: NodeSlots = np.zeros(0, dtype=np.intp)
@@ -50,6 +51,14 @@ class SlotChanges:
         self._writes_seen = -1
 
 
+@dataclass(frozen=True, slots=True)
+class GroupAnswers:
+    """One answer per taint group, and whether any of them is non-zero."""
+
+    values: NDArray[np.int64]
+    any: bool  # false: every node answers 0, no per-slot lookup needed
+
+
 class TaintGroups:
     """Every slot's taint list as a small integer; nodes with identical taints share one group.
 
@@ -63,7 +72,7 @@ class TaintGroups:
         self.of_slot = np.zeros(0, dtype=np.intp)
         self.taint_sets: list[TaintSet] = [()]
         self._ids: dict[TaintSet, int] = {(): 0}
-        self._memos: dict[Hashable, NDArray[np.int64]] = {}
+        self._memos: dict[Hashable, GroupAnswers] = {}
 
     def refresh(self, cluster: ClusterState) -> NDArray[np.intp]:
         """Bring the slot -> group array up to date with `cluster`; returns it."""
@@ -81,11 +90,11 @@ class TaintGroups:
             self.of_slot[slot] = self._intern(taints)
         return self.of_slot
 
-    def per_group(self, key: Hashable, judge: Callable[[TaintSet], int]) -> NDArray[np.int64]:
+    def per_group(self, key: Hashable, judge: Callable[[TaintSet], int]) -> GroupAnswers:
         """`judge` applied to every taint set, memoised under `key` (which must name everything
         `judge` depends on, e.g. the pod's tolerations)."""
         memo = self._memos.get(key)
-        known = 0 if memo is None else memo.size
+        known = 0 if memo is None else memo.values.size
         if memo is not None and known == len(self.taint_sets):
             return memo
         fresh = np.fromiter(
@@ -93,7 +102,8 @@ class TaintGroups:
             dtype=np.int64,
             count=len(self.taint_sets) - known,
         )
-        memo = fresh if memo is None else np.concatenate([memo, fresh])
+        values = fresh if memo is None else np.concatenate([memo.values, fresh])
+        memo = GroupAnswers(values, bool(values.any()))
         if len(self._memos) >= _MAX_MEMOS:
             self._memos.clear()
         self._memos[key] = memo

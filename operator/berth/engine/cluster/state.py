@@ -92,11 +92,14 @@ class ClusterState:
         self.nonzero_requested = np.zeros((2, capacity), dtype=np.int64)
         self.pod_count = np.zeros(capacity, dtype=np.int64)
         self.unschedulable = np.zeros(capacity, dtype=bool)
+        self.cordoned_nodes = 0  # how many live nodes are unschedulable (usually none)
         self.live = np.zeros(capacity, dtype=bool)
         # Bumped (from the cluster-wide counter `node_writes`) whenever a slot's node is
         # written or removed, so derived per-node indexes can refresh just the slots that changed.
         self.node_versions = np.zeros(capacity, dtype=np.int64)
         self.node_writes = 0
+        self._lacking: frozenset[int] = frozenset()
+        self._lacking_seen = (-1, 0)
         self._nodes: list[Node | None] = [None] * capacity
         self._zones: list[str] = [""] * capacity
         self._free_slots: list[int] = []
@@ -176,6 +179,18 @@ class ClusterState:
         """How many resource rows the tables have (it only ever grows)."""
         return len(self._resource_columns)
 
+    def rows_lacking_somewhere(self) -> frozenset[int]:
+        """Resource rows in which some live node has allocatable 0.
+
+        Scoring needs a per-node "does it count" mask only for these. Recounted when
+        a node was written since the last call (node writes are rare next to pod changes).
+        """
+        if self._lacking_seen != (self.node_writes, self.resource_width):
+            lacking = (self.allocatable[:, self.live] == 0).any(axis=1)
+            self._lacking = frozenset(np.flatnonzero(lacking).tolist())
+            self._lacking_seen = (self.node_writes, self.resource_width)
+        return self._lacking
+
     def resource_names(self) -> list[str]:
         return list(self._resource_columns)
 
@@ -214,6 +229,7 @@ class ClusterState:
         self._nodes[slot] = None
         self.live[slot] = False
         self._bump_node_version(slot)
+        self.cordoned_nodes -= int(self.unschedulable[slot])
         self.unschedulable[slot] = False
         self.allocatable[:, slot] = 0
         self.requested[:, slot] = 0
@@ -261,6 +277,7 @@ class ClusterState:
     def _write_node(self, slot: int, node: Node) -> None:
         self._nodes[slot] = node
         self._bump_node_version(slot)
+        self.cordoned_nodes += int(node.unschedulable) - int(self.unschedulable[slot])
         self.unschedulable[slot] = node.unschedulable
         self.allocatable[:, slot] = 0
         for name, amount in node.allocatable.items():

@@ -345,8 +345,9 @@ class Framework:
 
     def run_score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Scores | Status:
         """Weighted total per node, or an error status naming the plugin at fault."""
-        rows: list[Scores] = []
+        matrix = np.empty((len(self._scoring), slots.size), dtype=np.int64)
         weights: list[int] = []
+        scored: list[str] = []
         timer = state.plugin_timer
         for plugin, normalizes, weight in self._scoring:
             if plugin.name in state.skip_score_plugins:
@@ -354,31 +355,33 @@ class Framework:
             started = timer.clock() if timer else 0.0
             scores = plugin.score(state, pod, slots)
             if timer:
-                scored = timer.clock()
-                timer.plugins.append((plugin.name, "Score", "Success", scored - started))
+                finished = timer.clock()
+                timer.plugins.append((plugin.name, "Score", "Success", finished - started))
             if normalizes:
                 scores = plugin.normalize_scores(state, pod, slots, scores)
                 if timer:
                     timer.plugins.append(
-                        (plugin.name, "ScoreExtensionNormalize", "Success", timer.clock() - scored)
+                        (
+                            plugin.name,
+                            "ScoreExtensionNormalize",
+                            "Success",
+                            timer.clock() - finished,
+                        )
                     )
-            rows.append(scores)
+            matrix[len(weights)] = scores
             weights.append(weight)
-        if not rows:
+            scored.append(plugin.name)
+        if not weights:
             return np.zeros(slots.size, dtype=np.int64)
-        # One range check and one weighted sum over all plugins at once.
-        matrix = np.vstack(rows)
-        if int(matrix.max()) > MAX_NODE_SCORE or int(matrix.min()) < MIN_NODE_SCORE:
-            for scores, (plugin, _, _) in zip(
-                rows,
-                [entry for entry in self._scoring if entry[0].name not in state.skip_score_plugins],
-                strict=True,
-            ):
-                out_of_range = (scores > MAX_NODE_SCORE) | (scores < MIN_NODE_SCORE)
+        matrix = matrix[: len(weights)]
+        # One range check over all plugins at once: as unsigned, a negative score is huge too.
+        if int(matrix.view(np.uint64).max()) > MAX_NODE_SCORE:
+            for row, name in enumerate(scored):
+                out_of_range = (matrix[row] > MAX_NODE_SCORE) | (matrix[row] < MIN_NODE_SCORE)
                 if out_of_range.any():
-                    bad = int(scores[np.flatnonzero(out_of_range)[0]])
+                    bad = int(matrix[row][out_of_range.nonzero()[0][0]])
                     return error(
-                        f'plugin "{plugin.name}" returns an invalid score {bad}, it should in the range '
+                        f'plugin "{name}" returns an invalid score {bad}, it should in the range '
                         f"of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                     )
         total: Scores = np.asarray(weights, dtype=np.int64) @ matrix

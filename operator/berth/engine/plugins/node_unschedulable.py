@@ -47,7 +47,7 @@ class NodeUnschedulable:
     name = names.NODE_UNSCHEDULABLE
 
     def filter(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Verdicts:
-        if tolerates_unschedulable(pod):
+        if state.cluster.cordoned_nodes == 0 or tolerates_unschedulable(pod):
             return accept_all(slots.size)
         cordoned = state.cluster.unschedulable[slots]
         return reject_where(cordoned, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, REASON)

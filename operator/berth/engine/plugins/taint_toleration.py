@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from berth.engine.cluster import NodeSlots
-from berth.engine.cluster.node_index import TaintSet, taint_groups
+from berth.engine.cluster.node_index import GroupAnswers, TaintSet, taint_groups
 from berth.engine.framework import names
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.events import (
@@ -22,7 +22,7 @@ from berth.engine.framework.events import (
     QueueingHint,
     Resource,
 )
-from berth.engine.framework.interfaces import PluginArgs, Scores
+from berth.engine.framework.interfaces import MAX_NODE_SCORE, PluginArgs, Scores
 from berth.engine.framework.status import SUCCESS, Code, Status
 from berth.engine.framework.verdicts import Verdicts, accept_all, reject_where
 from berth.engine.model.node import Node, Taint, TaintEffect
@@ -64,7 +64,7 @@ def preference_tolerations(tolerations: tuple[Toleration, ...]) -> tuple[Tolerat
 
 @dataclass(frozen=True, slots=True)
 class _PreScoreState:
-    tolerations: tuple[Toleration, ...]
+    untolerated: GroupAnswers  # PreferNoSchedule taints per taint group the pod does not tolerate
 
 
 def _node_now_tolerated(pod: Pod, old: object, new: object) -> QueueingHint:
@@ -93,34 +93,41 @@ class TaintToleration:
             ("filter", tolerations),
             lambda taints: int(first_untolerated_taint(taints, tolerations) is not None),
         )
-        if not untolerated.any():  # the pod tolerates every taint set in the cluster
+        if not untolerated.any:  # the pod tolerates every taint set in the cluster
             return accept_all(slots.size)
-        rejected = (untolerated != 0)[groups.of_slot[slots]]
+        rejected = (untolerated.values != 0)[groups.of_slot[slots]]
         return reject_where(rejected, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, REASON)
 
+    def _untolerated_preferences(self, state: CycleState, pod: Pod) -> GroupAnswers:
+        tolerations = preference_tolerations(pod.tolerations)
+        return taint_groups(state.cluster).per_group(
+            ("score", tolerations),
+            lambda taints: count_untolerated_preferences(taints, tolerations),
+        )
+
     def pre_score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Status:
-        state.write(self.name, _PreScoreState(preference_tolerations(pod.tolerations)))
+        state.write(self.name, _PreScoreState(self._untolerated_preferences(state, pod)))
         return SUCCESS
 
     def score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Scores:
         prepared = state.get(self.name, _PreScoreState)
-        tolerations = (
-            prepared.tolerations
+        counts = (
+            prepared.untolerated
             if prepared is not None
-            else preference_tolerations(pod.tolerations)
+            else self._untolerated_preferences(state, pod)
         )
-        groups = taint_groups(state.cluster)
-        counts = groups.per_group(
-            ("score", tolerations),
-            lambda taints: count_untolerated_preferences(taints, tolerations),
-        )
-        if not counts.any():
+        if not counts.any:
             return np.zeros(slots.size, dtype=np.int64)
-        return counts[groups.of_slot[slots]]
+        groups = taint_groups(state.cluster)
+        return counts.values[groups.of_slot[slots]]
 
     def normalize_scores(
         self, state: CycleState, pod: Pod, slots: NodeSlots, scores: Scores
     ) -> Scores:
+        prepared = state.get(self.name, _PreScoreState)
+        if prepared is not None and not prepared.untolerated.any:
+            # No node has a PreferNoSchedule taint against the pod: all score best.
+            return np.full(slots.size, MAX_NODE_SCORE, dtype=np.int64)
         return normalize_to_max(scores, reverse=True)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

@@ -38,14 +38,24 @@ class NodeResourceRows:
     """
 
     weights: NDArray[np.int64]
-    requested: Matrix  # what the node would hold with the pod on it
-    allocated: Matrix  # what the node holds now
+    total_weight: int
+    # [0] is `requested`, [1] is `allocated`: one array, so both can be scored in one pass
+    with_and_without: NDArray[np.int64]
     allocatable: Matrix
+    # Every resource has allocatable on every node: the common case, which needs no masks.
+    all_present: bool
 
     @property
-    def all_present(self) -> bool:
-        """Every resource has allocatable on every node (the common case, with fast paths)."""
-        return bool(self.allocatable.all())
+    def requested(self) -> Matrix:
+        """What each node would hold with the pod on it."""
+        requested: Matrix = self.with_and_without[0]
+        return requested
+
+    @property
+    def allocated(self) -> Matrix:
+        """What each node holds now."""
+        allocated: Matrix = self.with_and_without[1]
+        return allocated
 
 
 def pod_request_vector(pod: Pod, names: Sequence[str], *, use_requested: bool) -> NDArray[np.int64]:
@@ -78,21 +88,24 @@ class _ScoredColumns:
     kept: list[int]
     columns: list[int]  # their rows in the allocatable/requested tables
     nonzero_rows: list[int | None]  # their rows in `nonzero_requested` (cpu, memory), else None
+    weights: NDArray[np.int64]  # of the kept resources
+    total_weight: int
 
 
-_COLUMN_CHOICES: dict[
-    tuple[tuple[str, ...], tuple[bool, ...], tuple[str, ...]], _ScoredColumns
-] = {}
+_COLUMN_CHOICES: dict[tuple[tuple[str, ...], bytes, bytes, int], _ScoredColumns] = {}
 _NONZERO_ROWS = {CPU: 0, MEMORY: 1}  # the layout of ClusterState.nonzero_requested
 
 
 def _scored_columns(
-    cluster: ClusterState, names: tuple[str, ...], requested: tuple[bool, ...]
+    cluster: ClusterState,
+    names: tuple[str, ...],
+    weights: NDArray[np.int64],
+    pod_requests: NDArray[np.int64],
 ) -> _ScoredColumns:
-    """Depends only on the names, which of them the pod requests, and the table's column
-    layout, so it is worked out once per combination instead of once per decision."""
-    layout = tuple(cluster.resource_names())
-    key = (names, requested, layout)
+    """Depends only on the names and weights, what the pod requests, and the table's
+    columns (which are only ever appended), so it is worked out once per combination
+    instead of once per decision."""
+    key = (names, weights.tobytes(), pod_requests.tobytes(), cluster.resource_width)
     choice = _COLUMN_CHOICES.get(key)
     if choice is None:
         kept: list[int] = []
@@ -101,29 +114,38 @@ def _scored_columns(
             column = cluster.resource_column(name)
             if column is None or not _is_scored_on_node_side(name):
                 continue
-            if not requested[row] and is_scalar_resource(name):
+            if not pod_requests[row] and is_scalar_resource(name):
                 continue
             kept.append(row)
             columns.append(column)
-        choice = _ScoredColumns(kept, columns, [_NONZERO_ROWS.get(names[row]) for row in kept])
+        kept_weights = weights[kept]
+        choice = _ScoredColumns(
+            kept,
+            columns,
+            [_NONZERO_ROWS.get(names[row]) for row in kept],
+            kept_weights,
+            int(kept_weights.sum()),
+        )
         if len(_COLUMN_CHOICES) > 1024:
             _COLUMN_CHOICES.clear()
         _COLUMN_CHOICES[key] = choice
     return choice
 
 
-def _gather(table: Matrix, rows: list[int], slots: NodeSlots) -> Matrix:
-    """`table[rows][:, slots]`, slicing instead of copying rows when they are consecutive."""
+def _gather(table: Matrix, rows: list[int], slots: NodeSlots, out: Matrix) -> None:
+    """`table[rows][:, slots]` into `out`, slicing instead of copying rows when consecutive."""
     first = rows[0]
     if rows == list(range(first, first + len(rows))):
-        return table[first : first + len(rows)].take(slots, axis=1)
-    return table.take(slots, axis=1)[rows]
+        # mode="clip" lets numpy write straight into `out` (slots are always in range)
+        table[first : first + len(rows)].take(slots, axis=1, out=out, mode="clip")
+    else:
+        out[...] = table.take(slots, axis=1)[rows]
 
 
 def node_resource_rows(
     cluster: ClusterState,
     slots: NodeSlots,
-    names: Sequence[str],
+    names: tuple[str, ...],
     weights: NDArray[np.int64],
     pod_requests: NDArray[np.int64],
     *,
@@ -136,26 +158,29 @@ def node_resource_rows(
     is left out, as is one no node offers; one with allocatable 0 on a node is left
     out for that node.
     """
-    choice = _scored_columns(cluster, tuple(names), tuple(bool(r) for r in pod_requests))
-    kept, columns = choice.kept, choice.columns
-    if not kept:
-        empty = np.zeros((0, len(slots)), dtype=np.int64)
-        return NodeResourceRows(weights[kept], empty, empty, empty)
-    allocatable = _gather(cluster.allocatable, columns, slots)
+    choice = _scored_columns(cluster, names, weights, pod_requests)
+    columns = choice.columns
+    both = np.empty((2, len(columns), len(slots)), dtype=np.int64)
+    if not columns:
+        return NodeResourceRows(choice.weights, 0, both, both[0], True)
+    allocatable = np.empty((len(columns), len(slots)), dtype=np.int64)
+    _gather(cluster.allocatable, columns, slots, allocatable)
+    allocated = both[1]
     nonzero_rows = choice.nonzero_rows
     if use_requested or all(row is None for row in nonzero_rows):
-        allocated = _gather(cluster.requested, columns, slots)
+        _gather(cluster.requested, columns, slots, allocated)
     elif all(row is not None for row in nonzero_rows):
-        allocated = _gather(
-            cluster.nonzero_requested, [r for r in nonzero_rows if r is not None], slots
-        )
+        rows = [row for row in nonzero_rows if row is not None]
+        _gather(cluster.nonzero_requested, rows, slots, allocated)
     else:
-        allocated = _gather(cluster.requested, columns, slots)
+        _gather(cluster.requested, columns, slots, allocated)
         for index, row in enumerate(nonzero_rows):
             if row is not None:
                 allocated[index] = cluster.nonzero_requested[row].take(slots)
-    requested = allocated + pod_requests[kept][:, np.newaxis]
-    return NodeResourceRows(weights[kept], requested, allocated, allocatable)
+    np.add(allocated, pod_requests[choice.kept][:, np.newaxis], out=both[0])
+    lacking = cluster.rows_lacking_somewhere()
+    all_present = not lacking or lacking.isdisjoint(columns)
+    return NodeResourceRows(choice.weights, choice.total_weight, both, allocatable, all_present)
 
 
 def _weighted_average(
@@ -163,11 +188,10 @@ def _weighted_average(
 ) -> Scores:
     """Integer mean of per-resource scores over the included cells (None: all), 0 if none."""
     if include is None:
-        total_weight = int(rows.weights.sum())
-        if total_weight == 0:
+        if rows.total_weight == 0:
             return np.zeros(per_resource.shape[1], dtype=np.int64)
         totals: Scores = rows.weights @ per_resource
-        return totals // total_weight
+        return totals // rows.total_weight
     weights = rows.weights[:, np.newaxis]
     weighted = np.where(include, per_resource * weights, 0).sum(axis=0)
     weight_sum = np.where(include, weights, 0).sum(axis=0)
@@ -260,41 +284,49 @@ def _population_std(
     fractions: NDArray[np.float64], present: NDArray[np.bool_] | None
 ) -> NDArray[np.float64]:
     # Summed row by row in resource order, as Go sums, so the floats agree bit for bit.
-    count = fractions.shape[0] if present is None else np.maximum(present.sum(axis=0), 1)
-    total = np.zeros(fractions.shape[1], dtype=np.float64)
-    for row in fractions:
-        total = total + row
+    resources = fractions.shape[-2]
+    count = resources if present is None else np.maximum(present.sum(axis=0), 1)
+    total = np.zeros(fractions.shape[:-2] + fractions.shape[-1:], dtype=np.float64)
+    for index in range(resources):
+        total = total + fractions[..., index, :]
     mean = total / count
-    squares = np.zeros(fractions.shape[1], dtype=np.float64)
-    for index, row in enumerate(fractions):
-        deviation = row - mean
+    squares = np.zeros_like(total)
+    for index in range(resources):
+        deviation = fractions[..., index, :] - mean
         term = deviation * deviation
         squares = squares + (term if present is None else np.where(present[index], term, 0.0))
     return np.asarray(np.sqrt(squares / count), dtype=np.float64)
 
 
-def balance_scores(used: Matrix, allocatable: Matrix) -> Scores:
+def balance_scores(
+    used: NDArray[np.int64], allocatable: Matrix, all_present: bool
+) -> NDArray[np.int64]:
     """`trunc((1 - std) * 100)` of the used/allocatable fractions (each capped at 1).
 
-    Two resources: std is half their difference; more: population standard deviation;
-    fewer: 0. Resources with allocatable 0 on a node do not count there.
+    `used` is one or more matrices shaped like `allocatable` (resources x nodes),
+    stacked on leading axes; so is the result, less the resource axis. Two resources:
+    std is half their difference; more: population standard deviation; fewer: 0.
+    Resources with allocatable 0 on a node do not count there (`all_present` says
+    there are none).
     """
-    resources, nodes = used.shape
+    resources = allocatable.shape[0]
+    shape = used.shape[:-2] + used.shape[-1:]
     if resources < 2:
-        return np.full(nodes, MAX_NODE_SCORE, dtype=np.int64)
+        return np.full(shape, MAX_NODE_SCORE, dtype=np.int64)
     std: NDArray[np.float64]
-    if allocatable.all():
-        fractions = np.minimum(used / allocatable, 1.0)
+    if all_present:
+        fractions = used / allocatable
+        np.minimum(fractions, 1.0, out=fractions)
         if resources == 2:
-            std = np.abs(fractions[0] - fractions[1]) / 2
+            std = np.abs(fractions[..., 0, :] - fractions[..., 1, :]) / 2
         else:
             std = _population_std(fractions, None)
         return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
     present = allocatable != 0
     count = present.sum(axis=0)
     fractions = np.where(present, np.minimum(used / np.where(present, allocatable, 1), 1.0), 0.0)
-    highest = np.where(present, fractions, -np.inf).max(axis=0)
-    lowest = np.where(present, fractions, np.inf).min(axis=0)
+    highest = np.where(present, fractions, -np.inf).max(axis=-2)
+    lowest = np.where(present, fractions, np.inf).min(axis=-2)
     spread_two = np.where(count == 2, highest - lowest, 0.0) / 2
     spread_many = _population_std(fractions, present) if resources > 2 else spread_two
     std = np.where(count == 2, spread_two, np.where(count > 2, spread_many, 0.0))
@@ -303,9 +335,11 @@ def balance_scores(used: Matrix, allocatable: Matrix) -> Scores:
 
 def balanced_allocation_scores(rows: NodeResourceRows) -> Scores:
     """How much the pod improves the node's balance: `50 + (50 + with - without) / 2`."""
-    with_pod = balance_scores(rows.requested, rows.allocatable)
-    without_pod = balance_scores(rows.allocated, rows.allocatable)
+    with_pod, without_pod = balance_scores(
+        rows.with_and_without, rows.allocatable, rows.all_present
+    )
     half = MAX_NODE_SCORE // 2
     # each balance is in [50, 100] (std never exceeds 0.5), so the numerator is >= 0
     # and floor division is Go's truncation
-    return half + (half + with_pod - without_pod) // 2
+    scores: Scores = half + (half + with_pod - without_pod) // 2
+    return scores

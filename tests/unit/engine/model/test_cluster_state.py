@@ -96,3 +96,37 @@ def test_matching_pod_counts_are_maintained_incrementally() -> None:
     cluster.remove_pod(web.uid)
     assert int(counts[slot]) == 0
     assert np.array_equal(cluster.matching_pod_counts(query), counts)
+
+
+def test_cordoned_nodes_are_counted_through_cordon_uncordon_and_removal() -> None:
+    cluster = ClusterState(capacity=2)
+    cluster.upsert_node(make_node("a").unschedulable().build())
+    cluster.upsert_node(make_node("b").build())
+    cluster.upsert_node(make_node("c").unschedulable().build())  # grows the table
+    assert cluster.cordoned_nodes == 2
+    cluster.upsert_node(make_node("a").build())
+    cluster.upsert_node(make_node("a").build())
+    assert cluster.cordoned_nodes == 1
+    cluster.remove_node("c")
+    assert cluster.cordoned_nodes == 0
+    cluster.upsert_node(make_node("d").unschedulable().build())  # reuses c's slot
+    assert cluster.cordoned_nodes == 1
+
+
+def test_free_is_allocatable_less_requests_and_pods() -> None:
+    cluster = ClusterState(capacity=1)
+    cluster.upsert_node(make_node("a").capacity(cpu="4", memory="8Gi", pods=10).build())
+    pod = make_pod("p").req(cpu="1", memory="1Gi").node("a").build()
+    cluster.add_pod(pod)
+    cluster.add_pod(make_pod("orphan").req(cpu="1").node("b").build())
+    cluster.upsert_node(make_node("b").capacity(cpu="2", memory="1Gi", pods=1).build())
+    cpu, memory, pods = (cluster.resource_column(name) for name in ("cpu", "memory", "pods"))
+    free = {
+        name: [int(cluster.free[column, cluster.slot_of(name)]) for column in (cpu, memory, pods)]
+        for name in ("a", "b")
+    }
+    assert free == {"a": [3000, 7 * 2**30, 9], "b": [1000, 2**30, 0]}
+    cluster.upsert_node(make_node("a").capacity(cpu="2", memory="8Gi", pods=10).build())
+    assert int(cluster.free[cpu, cluster.slot_of("a")]) == 1000
+    cluster.remove_pod(pod.uid)
+    assert int(cluster.free[cpu, cluster.slot_of("a")]) == 2000
