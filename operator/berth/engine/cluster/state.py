@@ -412,7 +412,7 @@ class ClusterState:
         for query, counts in self._query_counts.items():
             if query.matches(pod, namespace_labels):
                 counts[slot] += sign
-        for key in term_keys_of(pod):
+        for key in term_keys_of(pod) if pod.has_any_affinity_terms else ():
             term_counts = self._term_counts.get(key)
             if term_counts is None:
                 term_counts = self._term_counts[key] = np.zeros(self._capacity, dtype=np.int64)

@@ -36,22 +36,30 @@ class _SharedZeros:
 
     codes: NDArray[np.int8] = np.zeros(0, dtype=np.int8)
     bits: NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
+    verdicts: dict[int, Verdicts] = {}  # one per batch size: they are immutable
 
     @classmethod
-    def of(cls, count: int) -> tuple[NDArray[np.int8], NDArray[np.uint64]]:
+    def of(cls, count: int) -> Verdicts:
+        verdicts = cls.verdicts.get(count)
+        if verdicts is not None:
+            return verdicts
         if cls.codes.size < count:
             size = max(count, 2 * cls.codes.size)
             cls.codes = np.zeros(size, dtype=np.int8)
             cls.bits = np.zeros(size, dtype=np.uint64)
             cls.codes.flags.writeable = False
             cls.bits.flags.writeable = False
-        return cls.codes[:count], cls.bits[:count]
+        if len(cls.verdicts) >= 4096:
+            cls.verdicts.clear()
+        verdicts = cls.verdicts[count] = Verdicts(
+            cls.codes[:count], cls.bits[:count], (), all_pass=True
+        )
+        return verdicts
 
 
 def accept_all(count: int) -> Verdicts:
-    """Every node passes; the arrays are views of shared zeros, so nothing is allocated."""
-    codes, bits = _SharedZeros.of(count)
-    return Verdicts(codes, bits, (), all_pass=True)
+    """Every node passes; one shared verdict per batch size over read-only zeros."""
+    return _SharedZeros.of(count)
 
 
 def reject_where(mask: NDArray[np.bool_], code: Code, reason: str) -> Verdicts:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -198,9 +199,9 @@ class Pod:
         costs more than a whole decision's bookkeeping.
         """
         copy = object.__new__(Pod)
-        for name in _POD_FIELDS:
-            object.__setattr__(copy, name, getattr(self, name))
-        object.__setattr__(copy, "node_name", node_name)
+        for set_slot, value in zip(_SLOT_SETTERS, _READ_FIELDS(self), strict=True):
+            set_slot(copy, value)
+        _SET_NODE_NAME(copy, node_name)
         return copy
 
     @property
@@ -242,6 +243,10 @@ class Pod:
 
 
 _POD_FIELDS = tuple(field.name for field in dataclasses.fields(Pod))
+# The slots' own descriptors write past the frozen guard; one attrgetter reads them all.
+_READ_FIELDS = operator.attrgetter(*_POD_FIELDS)
+_SLOT_SETTERS = tuple(getattr(Pod, name).__set__ for name in _POD_FIELDS)
+_SET_NODE_NAME = _SLOT_SETTERS[_POD_FIELDS.index("node_name")]
 
 
 def _parse_containers(raw: object, field: str) -> list[tuple[RawObject, ContainerRequests]]:

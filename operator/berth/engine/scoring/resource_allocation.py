@@ -90,6 +90,7 @@ class _ScoredColumns:
     nonzero_rows: list[int | None]  # their rows in `nonzero_requested` (cpu, memory), else None
     weights: NDArray[np.int64]  # of the kept resources
     total_weight: int
+    pod_column: NDArray[np.int64]  # the pod's request of each kept resource, as a column
 
 
 _COLUMN_CHOICES: dict[tuple[tuple[str, ...], bytes, bytes, int], _ScoredColumns] = {}
@@ -125,6 +126,7 @@ def _scored_columns(
             [_NONZERO_ROWS.get(names[row]) for row in kept],
             kept_weights,
             int(kept_weights.sum()),
+            pod_requests[kept][:, np.newaxis],
         )
         if len(_COLUMN_CHOICES) > 1024:
             _COLUMN_CHOICES.clear()
@@ -177,7 +179,7 @@ def node_resource_rows(
         for index, row in enumerate(nonzero_rows):
             if row is not None:
                 allocated[index] = cluster.nonzero_requested[row].take(slots)
-    np.add(allocated, pod_requests[choice.kept][:, np.newaxis], out=both[0])
+    np.add(allocated, choice.pod_column, out=both[0])
     lacking = cluster.rows_lacking_somewhere()
     all_present = not lacking or lacking.isdisjoint(columns)
     return NodeResourceRows(choice.weights, choice.total_weight, both, allocatable, all_present)
