@@ -9,11 +9,13 @@ import pytest
 from berth.engine.cluster import Workload
 from berth.engine.framework.status import Code
 from berth.engine.model.labels import LabelSelector, Operator, Requirement
+from berth.engine.model.pod import Pod
 from berth.engine.plugins.pod_topology_spread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
     new_plugin,
 )
+from berth.engine.plugins.pod_topology_spread.value_counts import _FollowedCounts
 from tests.builders import PodBuilder, make_node, make_pod
 from tests.unit.engine.plugins.spread_helpers import build_cluster, run_filter, run_score
 
@@ -412,3 +414,41 @@ def test_score_ignored_nodes_do_not_set_min_or_max() -> None:
     # 2 domains each: ln 4. n1: 2 x 1.386 x 2 = 5.5 -> 6; n2: 2 x 1.386 = 2.77 -> 3.
     assert run_score(new_plugin(None), cluster, pod, raw=True) == {"n1": 6, "n2": 3, "n3": 0}
     assert run_score(new_plugin(None), cluster, pod) == {"n1": 50, "n2": 100, "n3": 0}
+
+
+def test_filter_after_many_pods_placed_between_cycles() -> None:
+    nodes = [make_node(f"n{i:02d}").obj() for i in range(80)]
+    pods = x_pods("n00")
+    cluster = build_cluster(nodes, pods)
+    plugin = new_plugin({})
+    pod = make_pod("p").labels(app="x").spread(HOST, 1, selector=APP_X).build()
+    assert run_filter(plugin, cluster, pod) == run_filter(
+        new_plugin({}), build_cluster(nodes, pods), pod
+    )
+    for index in range(1, 75):
+        placed = make_pod(f"q{index}").labels(app="x").node(f"n{index:02d}").obj()
+        pods.append(placed)
+        cluster.add_pod(Pod.from_dict(placed))
+    assert run_filter(plugin, cluster, pod) == run_filter(
+        new_plugin({}), build_cluster(nodes, pods), pod
+    )
+
+
+def test_filter_when_followed_counts_are_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_FollowedCounts, "_MAX_ENTRIES", 1)
+    cluster = build_cluster(zone_nodes(), x_pods("n1", "n3", "n3"))
+    plugin = new_plugin({})
+    pod = (
+        make_pod("p")
+        .labels(app="x")
+        .spread(ZONE, 1, selector=APP_X)
+        .spread(HOST, 2, selector=APP_X)
+        .build()
+    )
+    for _ in range(2):
+        assert run_filter(plugin, cluster, pod) == {
+            "n1": None,
+            "n2": None,
+            "n3": SKEW,
+            "n4": NO_LABEL,
+        }

@@ -202,3 +202,51 @@ def test_score_equals_reference(
     got = run_score(new_plugin(args), cluster, pod, feasible)
     want = reference_scores(cluster, pod, _reference_args(args), _nodes(cluster, feasible))
     assert got == want
+
+
+@st.composite
+def plainly_spread_pod(draw: st.DrawFn) -> Pod:
+    """Hard constraints whose counts PreFilter follows across cycles (no inclusion policy)."""
+    builder = make_pod("incoming").label("app", "x")
+    for key in draw(st.lists(st.sampled_from(KEYS), min_size=1, max_size=2, unique=True)):
+        selector = draw(st.sampled_from(SELECTORS[2:]))
+        min_domains = draw(st.sampled_from([{}, {"minDomains": 3}]))
+        builder.spread(key, draw(st.integers(1, 2)), "DoNotSchedule", selector, **min_domains)
+    return builder.build()
+
+
+@settings(max_examples=150, deadline=None)
+@given(scenarios(), st.data())
+def test_filter_follows_cluster_changes(
+    scenario: tuple[ClusterState, Pod, dict[str, Any], list[str], list[str]],
+    data: st.DataObject,
+) -> None:
+    # One plugin and cluster across cycles: the counts PreFilter keeps between
+    # decisions must follow pods coming and going, and nodes being rewritten.
+    cluster, pod, args, candidates, _ = scenario
+    if data.draw(st.booleans()):
+        pod = data.draw(plainly_spread_pod())
+    plugin = new_plugin(args)
+    names = [node.name for node in cluster.nodes()]
+
+    def check() -> None:
+        got = run_filter(plugin, cluster, pod, candidates)
+        want = reference_filter(cluster, pod, _reference_args(args), _nodes(cluster, candidates))
+        assert (got if got is not None else dict.fromkeys(candidates)) == want
+
+    check()
+    for step in range(2):
+        existing = list(cluster.pods())
+        for victim in (
+            data.draw(st.lists(st.sampled_from(existing), max_size=3)) if existing else []
+        ):
+            cluster.remove_pod(victim.uid)
+        for raw in data.draw(placed_pods(names)):
+            raw["metadata"]["name"] += f"-{step}"
+            raw["metadata"]["uid"] = raw["metadata"]["name"]
+            cluster.add_pod(Pod.from_dict(raw))
+        check()
+    for raw in data.draw(nodes()):
+        if raw["metadata"]["name"] in names:
+            cluster.upsert_node(Node.from_dict(raw))
+    check()

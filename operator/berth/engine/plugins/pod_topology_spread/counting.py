@@ -34,18 +34,27 @@ def selector_matches(selector: LabelSelector | None, labels: dict[str, str]) -> 
     return selector is not None and selector.matches(labels)
 
 
-def matching_pods_per_slot(
+def tracked_matching_pods(
     cluster: ClusterState, selector: LabelSelector | None, namespace: str
-) -> Counts:
-    """Non-terminating pods in `namespace` matching `selector`, per slot (all slots).
+) -> Counts | None:
+    """Non-terminating pods in `namespace` matching `selector`, per slot: the cluster's own
+    (maintained) array, or None when kube-scheduler counts nothing.
 
     kube-scheduler counts nothing for a nil or an empty selector (although the
     empty selector does match the incoming pod itself).
     """
     if selector is None or selector.is_empty:
-        return np.zeros(len(cluster.live), dtype=np.int64)
+        return None
     query = PodQuery((PodClause(selector, frozenset((namespace,))),), skip_terminating=True)
     return cluster.matching_pod_counts(query)
+
+
+def matching_pods_per_slot(
+    cluster: ClusterState, selector: LabelSelector | None, namespace: str
+) -> Counts:
+    """`tracked_matching_pods`, with zeros (all slots) when nothing counts."""
+    pods = tracked_matching_pods(cluster, selector, namespace)
+    return np.zeros(len(cluster.live), dtype=np.int64) if pods is None else pods
 
 
 def has_all_keys(

@@ -79,7 +79,7 @@ class PodTopologySpread:
         return PreFilterResult(SUCCESS)
 
     def filter(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Verdicts:
-        return judge_nodes(state.cluster, state.read(PRE_FILTER_STATE_KEY, PreFilterState), slots)
+        return judge_nodes(state.read(PRE_FILTER_STATE_KEY, PreFilterState), slots)
 
     # ------------------------------------------------------------------ scoring
 
