@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pickle
-
 import pytest
 
 from berth.engine.cluster import ClusterState
@@ -13,6 +11,7 @@ from berth.engine.model.labels import LabelSelector, Operator, Requirement
 from berth.engine.model.pdb import PodDisruptionBudget
 from tests.builders import make_node, make_pod
 from tests.unit.engine.fakes import cluster_of
+from tests.unit.engine.snapshots import cluster_bytes
 
 
 def _cluster() -> ClusterState:
@@ -48,7 +47,7 @@ def _query(app: str) -> PodQuery:
 def test_trial_restores_the_cluster_byte_for_byte() -> None:
     cluster = _cluster()
     cluster.matching_pod_counts(_query("x"))  # an index kept before the trial
-    before = pickle.dumps(cluster)
+    before = cluster_bytes(cluster)
     with cluster.trial():
         for uid in ("u1", "u2", "u3", "u5"):
             cluster.remove_pod(uid)
@@ -58,17 +57,17 @@ def test_trial_restores_the_cluster_byte_for_byte() -> None:
         cluster.matching_pod_counts(_query("y"))  # an index first asked for inside
         assert cluster.pod_total == 2
         assert cluster.pods_with_required_anti_affinity == 0
-    assert pickle.dumps(cluster) == before
+    assert cluster_bytes(cluster) == before
     assert cluster.matching_pod_counts(_query("x")).tolist()[:2] == [1, 1]
 
 
 def test_trial_restores_after_an_exception() -> None:
     cluster = _cluster()
-    before = pickle.dumps(cluster)
+    before = cluster_bytes(cluster)
     with pytest.raises(RuntimeError, match="boom"), cluster.trial():
         cluster.remove_pod("u1")
         raise RuntimeError("boom")
-    assert pickle.dumps(cluster) == before
+    assert cluster_bytes(cluster) == before
 
 
 def test_trials_do_not_nest() -> None:

@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from berth.engine.cluster.queries import PodQuery, TermKey, term_keys_of
+from berth.engine.cluster.resource_states import ResourceStates
 from berth.engine.cluster.workloads import Workload
 from berth.engine.cluster.zones import NodeTree, zone_key
 from berth.engine.model.node import Node
@@ -85,12 +86,15 @@ class ClusterState:
         self.generation = 0
         self._capacity = capacity
         self._resource_columns: dict[str, int] = {name: i for i, name in enumerate(FIXED_RESOURCES)}
+        self._resource_layout: tuple[str, ...] = FIXED_RESOURCES
         width = len(FIXED_RESOURCES)
         self.allocatable = np.zeros((width, capacity), dtype=np.int64)
         self.requested = np.zeros((width, capacity), dtype=np.int64)
         self.free = np.zeros((width, capacity), dtype=np.int64)
         self.nonzero_requested = np.zeros((2, capacity), dtype=np.int64)
         self.pod_count = np.zeros(capacity, dtype=np.int64)
+        # Slots with equal allocatable, requested and non-zero requested rows share a state.
+        self.resource_states = ResourceStates(capacity)
         self.unschedulable = np.zeros(capacity, dtype=bool)
         self.cordoned_nodes = 0  # how many live nodes are unschedulable (usually none)
         self.live = np.zeros(capacity, dtype=bool)
@@ -179,6 +183,11 @@ class ClusterState:
         """How many resource rows the tables have (it only ever grows)."""
         return len(self._resource_columns)
 
+    @property
+    def resource_layout(self) -> tuple[str, ...]:
+        """The resource of each table row, in order: what a cached column choice depends on."""
+        return self._resource_layout
+
     def rows_lacking_somewhere(self) -> frozenset[int]:
         """Resource rows in which some live node has allocatable 0.
 
@@ -236,6 +245,7 @@ class ClusterState:
         self.free[:, slot] = 0
         self.nonzero_requested[:, slot] = 0
         self.pod_count[slot] = 0
+        self._restate(slot)
         for column in self._label_columns.values():
             column.values[slot] = MISSING
         self._free_slots.append(slot)
@@ -285,6 +295,7 @@ class ClusterState:
             self.allocatable[resource_column, slot] = amount
         self.free[:, slot] = self.allocatable[:, slot] - self.requested[:, slot]
         self.free[_PODS_ROW, slot] -= self.pod_count[slot]
+        self._restate(slot)
         for key, column in self._label_columns.items():
             value = node.labels.get(key)
             column.values[slot] = MISSING if value is None else column.id_of(value)
@@ -304,11 +315,30 @@ class ClusterState:
         if column is None:
             column = len(self._resource_columns)
             self._resource_columns[resource] = column
+            self._resource_layout = (*self._resource_layout, resource)
             extra = np.zeros((1, self._capacity), dtype=np.int64)
             self.allocatable = np.vstack([self.allocatable, extra])
             self.requested = np.vstack([self.requested, extra])
             self.free = np.vstack([self.free, extra])
+            self._restate_all()  # every slot's rows just got longer
         return column
+
+    def _restate(self, slot: int) -> None:
+        states = self.resource_states
+        if states.needs_reset():
+            self._restate_all()
+            return
+        states.assign(
+            slot,
+            self.allocatable[:, slot].tobytes()
+            + self.requested[:, slot].tobytes()
+            + self.nonzero_requested[:, slot].tobytes(),
+        )
+
+    def _restate_all(self) -> None:
+        self.resource_states.reset()
+        for slot in range(self._next_slot):
+            self._restate(slot)
 
     def _grow(self) -> None:
         old = self._capacity
@@ -328,6 +358,7 @@ class ClusterState:
         self.allocatable = grown_table(self.allocatable)
         self.requested = grown_table(self.requested)
         self.free = grown_table(self.free)
+        self.resource_states.grow(new)
         self.nonzero_requested = grown_table(self.nonzero_requested)
         self.pod_count = grown(self.pod_count)
         self.node_versions = grown(self.node_versions)
@@ -408,6 +439,7 @@ class ClusterState:
         self.nonzero_requested[1, slot] += sign * pod.nonzero_memory
         self.pod_count[slot] += sign
         self.free[_PODS_ROW, slot] -= sign
+        self._restate(slot)
         namespace_labels = self.namespace_labels(pod.namespace)
         for query, counts in self._query_counts.items():
             if query.matches(pod, namespace_labels):

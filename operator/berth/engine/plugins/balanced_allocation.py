@@ -21,8 +21,8 @@ from berth.engine.framework.status import SKIP, SUCCESS, Status
 from berth.engine.model.pod import Pod
 from berth.engine.scoring.resource_allocation import (
     balanced_allocation_scores,
-    node_resource_rows,
     pod_request_vector,
+    resource_scores,
 )
 from berth.engine.scoring.resource_specs import ResourceSpec, check_known_keys, parse_resource_specs
 
@@ -85,15 +85,16 @@ class NodeResourcesBalancedAllocation:
         request = state.get(PRE_SCORE_KEY, PodRequestVector) or self.request_vector(pod)
         if not request.values.any():
             return np.zeros(len(slots), dtype=np.int64)
-        rows = node_resource_rows(
+        return resource_scores(
             state.cluster,
             slots,
             self._resource_names,
             self._weights,
             request.values,
             use_requested=True,
+            scorer=balanced_allocation_scores,
+            owner=self,
         )
-        return balanced_allocation_scores(rows)
 
 
 def new_plugin(args: PluginArgs | None) -> NodeResourcesBalancedAllocation:

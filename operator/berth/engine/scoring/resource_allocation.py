@@ -9,7 +9,7 @@ the weight total. Integer maths truncates like Go's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,7 +93,7 @@ class _ScoredColumns:
     pod_column: NDArray[np.int64]  # the pod's request of each kept resource, as a column
 
 
-_COLUMN_CHOICES: dict[tuple[tuple[str, ...], bytes, bytes, int], _ScoredColumns] = {}
+_COLUMN_CHOICES: dict[tuple[tuple[str, ...], bytes, bytes, tuple[str, ...]], _ScoredColumns] = {}
 _NONZERO_ROWS = {CPU: 0, MEMORY: 1}  # the layout of ClusterState.nonzero_requested
 
 
@@ -104,9 +104,8 @@ def _scored_columns(
     pod_requests: NDArray[np.int64],
 ) -> _ScoredColumns:
     """Depends only on the names and weights, what the pod requests, and the table's
-    columns (which are only ever appended), so it is worked out once per combination
-    instead of once per decision."""
-    key = (names, weights.tobytes(), pod_requests.tobytes(), cluster.resource_width)
+    column layout, so it is worked out once per combination instead of once per decision."""
+    key = (names, weights.tobytes(), pod_requests.tobytes(), cluster.resource_layout)
     choice = _COLUMN_CHOICES.get(key)
     if choice is None:
         kept: list[int] = []
@@ -183,6 +182,35 @@ def node_resource_rows(
     lacking = cluster.rows_lacking_somewhere()
     all_present = not lacking or lacking.isdisjoint(columns)
     return NodeResourceRows(choice.weights, choice.total_weight, both, allocatable, all_present)
+
+
+def resource_scores(
+    cluster: ClusterState,
+    slots: NodeSlots,
+    names: tuple[str, ...],
+    weights: NDArray[np.int64],
+    pod_requests: NDArray[np.int64],
+    *,
+    use_requested: bool,
+    scorer: Callable[[NodeResourceRows], Scores],
+    owner: Hashable,
+) -> Scores:
+    """`scorer` of the nodes' resource rows, worked out once per distinct node resource state.
+
+    A score that depends only on a node's allocatable and requested amounts and on the
+    pod is the same for every node in the same state (`ClusterState.resource_states`).
+    `owner` names the scorer's configuration (the plugin instance).
+    """
+    key = (owner, use_requested, names, weights.tobytes(), pod_requests.tobytes())
+    return cluster.resource_states.per_state(
+        slots,
+        key,
+        lambda chosen: scorer(
+            node_resource_rows(
+                cluster, chosen, names, weights, pod_requests, use_requested=use_requested
+            )
+        ),
+    )
 
 
 def _weighted_average(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pickle
 import random
 
 import pytest
@@ -35,6 +34,7 @@ from tests.unit.engine.plugins.preemption_fakes import (
 )
 from tests.unit.engine.reference.default_preemption import CpuNode
 from tests.unit.engine.reference.default_preemption import preempt as reference_preempt
+from tests.unit.engine.snapshots import cluster_bytes
 
 # ---------------------------------------------------------------------- victims
 
@@ -293,7 +293,7 @@ def test_cluster_is_restored_exactly() -> None:
     cluster.set_pdb(make_pdb("guard", 0, app="x"))
     cluster.matching_pod_counts(APP_X)
     cluster.node_order()  # a lazy cache that schedule_one fills, not a preemption side effect
-    before = pickle.dumps(cluster)
+    before = cluster_bytes(cluster)
     result = post_filter_result(
         run_preemption(
             cluster,
@@ -304,7 +304,7 @@ def test_cluster_is_restored_exactly() -> None:
         )
     )
     assert result.status.code is Code.SUCCESS
-    assert pickle.dumps(cluster) == before
+    assert cluster_bytes(cluster) == before
 
 
 # ---------------------------------------------------------------------- against the plain reference
@@ -357,7 +357,7 @@ def test_matches_the_reference(
 ) -> None:
     cluster, incoming, nodes, seed = case
     cluster.node_order()
-    before = pickle.dumps(cluster)
+    before = cluster_bytes(cluster)
     args = {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": absolute}
     plugin = DefaultPreemption(parse_args(args), rng=random.Random(seed))
     decision = schedule_one(
@@ -370,7 +370,7 @@ def test_matches_the_reference(
     expected = reference_preempt(
         nodes, incoming, list(cluster.pdbs()), random.Random(seed), absolute=absolute
     )
-    assert pickle.dumps(cluster) == before
+    assert cluster_bytes(cluster) == before
     if not isinstance(decision, Unschedulable):
         assert decision.node_name  # type: ignore[union-attr]
         return  # the pod fits somewhere: no preemption

@@ -326,6 +326,28 @@ def test_a_resource_no_node_had_fits_once_a_node_offers_it() -> None:
     ]
 
 
+def test_one_plugin_judges_clusters_whose_columns_are_laid_out_differently() -> None:
+    plugin = new_plugin(None)
+    pod = make_pod("p").req(example_com__gpu=2).build()
+    gpu_first = cluster_of(
+        [make_node("a").capacity(cpu="1", pods=9, example_com__gpu=1, hugepages_2Mi=4)]
+    )
+    hugepages_first = cluster_of(
+        [
+            make_node("b").capacity(cpu="1", pods=9, hugepages_2Mi=4),
+            make_node("c").capacity(cpu="1", pods=9, example_com__gpu=4),
+        ]
+    )
+    assert gpu_first.resource_width == hugepages_first.resource_width
+    assert run_filter(plugin, pod, gpu_first) == [
+        ("unresolvable", ("Insufficient example.com/gpu",))
+    ]
+    assert run_filter(plugin, pod, hugepages_first) == [
+        ("unresolvable", ("Insufficient example.com/gpu",)),
+        ("ok", ()),
+    ]
+
+
 # ---------------------------------------------------------------------------------------- score
 
 LEAST = {"scoringStrategy": {"type": "LeastAllocated"}}

@@ -29,11 +29,12 @@ from berth.engine.plugins.node_resources_fit.fit_requests import (
 )
 from berth.engine.scoring.resource_allocation import (
     BrokenLinearFunction,
+    NodeResourceRows,
     least_allocated_scores,
     most_allocated_scores,
-    node_resource_rows,
     pod_request_vector,
     requested_to_capacity_ratio_scores,
+    resource_scores,
 )
 
 PRE_FILTER_KEY = f"PreFilter{names.NODE_RESOURCES_FIT}"
@@ -74,7 +75,9 @@ class NodeResourcesFit:
         self._resource_names = tuple(spec.name for spec in strategy.resources)
         self._weights = np.asarray([spec.weight for spec in strategy.resources], dtype=np.int64)
         self._pods_column = FIXED_RESOURCES.index(PODS)  # fixed columns lead every cluster table
-        self._fit_requests: dict[tuple[tuple[tuple[str, int], ...], int], FitRequest] = {}
+        self._fit_requests: dict[
+            tuple[tuple[tuple[str, int], ...], tuple[str, ...]], FitRequest
+        ] = {}
         self._shape = (
             BrokenLinearFunction.from_shape(strategy.shape)
             if strategy.type is ScoringStrategyType.REQUESTED_TO_CAPACITY_RATIO
@@ -84,8 +87,8 @@ class NodeResourcesFit:
     # ------------------------------------------------------------------ filter
 
     def fit_request(self, cluster: ClusterState, pod: Pod) -> FitRequest:
-        # Pods of one workload ask for the same; the table only ever gains columns.
-        key = (tuple(pod.requests.items()), cluster.resource_width)
+        # Pods of one workload ask for the same; the columns depend on the table's layout.
+        key = (tuple(pod.requests.items()), cluster.resource_layout)
         request = self._fit_requests.get(key)
         if request is None:
             if len(self._fit_requests) >= _MAX_CACHED_REQUESTS:
@@ -172,14 +175,18 @@ class NodeResourcesFit:
 
     def score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Scores:
         request = state.get(PRE_SCORE_KEY, ScoreRequest) or self.score_request(pod)
-        rows = node_resource_rows(
+        return resource_scores(
             state.cluster,
             slots,
             self._resource_names,
             self._weights,
             request.vector,
             use_requested=False,
+            scorer=self._strategy_scores,
+            owner=self,
         )
+
+    def _strategy_scores(self, rows: NodeResourceRows) -> Scores:
         if self._shape is not None:
             return requested_to_capacity_ratio_scores(rows, self._shape)
         if self.args.scoring_strategy.type is ScoringStrategyType.MOST_ALLOCATED:
