@@ -14,7 +14,6 @@ from collections.abc import Callable, Hashable
 import numpy as np
 from numpy.typing import NDArray
 
-NodeSlots = NDArray[np.intp]
 _MAX_MEMOS = 64
 
 
@@ -39,7 +38,7 @@ class ResourceStates:
     """State id per slot; ids are interned from the bytes of the slot's resource rows."""
 
     def __init__(self, capacity: int) -> None:
-        self.of_slot: NodeSlots = np.zeros(capacity, dtype=np.intp)
+        self.of_slot: NDArray[np.intp] = np.zeros(capacity, dtype=np.intp)
         self._ids: dict[bytes, int] = {}
         self._memos: dict[Hashable, StateMemo] = {}
 
@@ -68,7 +67,10 @@ class ResourceStates:
         self.of_slot = grown
 
     def per_state(
-        self, slots: NodeSlots, key: Hashable, compute: Callable[[NodeSlots], NDArray[np.int64]]
+        self,
+        slots: NDArray[np.intp],
+        key: Hashable,
+        compute: Callable[[NDArray[np.intp]], NDArray[np.int64]],
     ) -> NDArray[np.int64]:
         """`compute(slots)`, calling it only for one slot of each state not yet answered under `key`.
 

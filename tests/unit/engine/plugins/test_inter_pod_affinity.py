@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from berth.engine.cluster.value_totals import TotalsFollower
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.status import Code
 from berth.engine.plugins.inter_pod_affinity import (
@@ -18,7 +19,6 @@ from berth.engine.plugins.inter_pod_affinity import (
     REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH as EXISTING,
 )
 from berth.engine.plugins.inter_pod_affinity import new_plugin
-from berth.engine.plugins.inter_pod_affinity.domains import _FollowedFolds
 from tests.builders import PodBuilder, make_node, make_pod
 from tests.unit.engine.plugins.inter_pod_affinity_helpers import (
     HOST,
@@ -371,7 +371,7 @@ def test_node_relabelled_between_cycles() -> None:
 
 
 def test_followed_folds_forget_everything_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_FollowedFolds, "_MAX_ENTRIES", 1)
+    monkeypatch.setattr(TotalsFollower, "_MAX_ENTRIES", 1)
     cluster = World(three_nodes(), [web_pod("e1", "n1")]).cluster()
     pod = (
         make_pod("p")

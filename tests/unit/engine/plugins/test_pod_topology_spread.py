@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from berth.engine.cluster import Workload
+from berth.engine.cluster.value_totals import TotalsFollower
 from berth.engine.framework.status import Code
 from berth.engine.model.labels import LabelSelector, Operator, Requirement
 from berth.engine.model.pod import Pod
@@ -15,7 +16,6 @@ from berth.engine.plugins.pod_topology_spread import (
     ERR_REASON_NODE_LABEL_NOT_MATCH,
     new_plugin,
 )
-from berth.engine.plugins.pod_topology_spread.value_counts import _FollowedCounts
 from tests.builders import PodBuilder, make_node, make_pod
 from tests.unit.engine.plugins.spread_helpers import build_cluster, run_filter, run_score
 
@@ -435,7 +435,7 @@ def test_filter_after_many_pods_placed_between_cycles() -> None:
 
 
 def test_filter_when_followed_counts_are_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_FollowedCounts, "_MAX_ENTRIES", 1)
+    monkeypatch.setattr(TotalsFollower, "_MAX_ENTRIES", 1)
     cluster = build_cluster(zone_nodes(), x_pods("n1", "n3", "n3"))
     plugin = new_plugin({})
     pod = (

@@ -9,7 +9,6 @@ each decision patching just the few slots whose count moved since.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +17,7 @@ from numpy.typing import NDArray
 from berth.engine.cluster import ClusterState, NodeSlots
 from berth.engine.cluster.queries import PodClause, PodQuery
 from berth.engine.cluster.state import MISSING
+from berth.engine.cluster.value_totals import followed_totals, sum_per_value
 from berth.engine.model.pod import PodAffinityTerm
 
 
@@ -46,11 +46,7 @@ class DomainTotals:
 def fold_by_domain(cluster: ClusterState, key: str, per_slot: NDArray[np.int64]) -> DomainTotals:
     """Sum `per_slot` over the nodes sharing each value of `key` (nodes without it count nowhere)."""
     column = cluster.label_column(key)
-    width = len(column.vocabulary)
-    # Shift ids by one so that MISSING lands in bucket 0, which is then dropped.
-    sums = np.bincount(column.values + 1, weights=per_slot, minlength=width + 1)
-    per_value = np.zeros(width + 1, dtype=np.int64)
-    per_value[:width] = np.rint(sums[1 : width + 1])
+    per_value = sum_per_value(column.values, per_slot, len(column.vocabulary))
     return DomainTotals(key, column.values, per_value)
 
 
@@ -75,86 +71,15 @@ class Occupancy:
         return Occupancy(self.key, self.column, occupied, int(np.count_nonzero(occupied)))
 
 
-@dataclass(slots=True)
-class _Followed:
-    """One tracked per-slot array folded over one key, and the slot counts that fold saw."""
-
-    source: NDArray[np.int64]  # held, so that its id cannot be reused while cached
-    node_writes: int
-    seen: NDArray[np.int64]
-    per_value: NDArray[np.int64]
-    occupancy: Occupancy
-
-
-class _FollowedFolds:
-    """Occupancy of the cluster's own count arrays, kept current from the slots that changed."""
-
-    _MAX_ENTRIES = 256
-    # Beyond this many changed slots one fold is cheaper than patching slot by slot.
-    _MAX_PATCHED = 64
-
-    def __init__(self) -> None:
-        self._entries: dict[tuple[str, int], _Followed] = {}
-
-    def occupancy(self, cluster: ClusterState, key: str, per_slot: NDArray[np.int64]) -> Occupancy:
-        entry = self._entries.get((key, id(per_slot)))
-        column = cluster.label_column(key).values
-        if (
-            entry is not None
-            and entry.source is per_slot
-            and entry.node_writes == cluster.node_writes
-            and entry.occupancy.column is column
-        ):
-            changed = (per_slot != entry.seen).nonzero()[0]
-            if changed.size <= self._MAX_PATCHED:
-                if changed.size:
-                    entry.occupancy = self._patch(entry, column, changed.tolist())
-                return entry.occupancy
-        if len(self._entries) >= self._MAX_ENTRIES:
-            self._entries.clear()
-        totals = fold_by_domain(cluster, key, per_slot)
-        occupancy = Occupancy.of(totals)
-        self._entries[(key, id(per_slot))] = _Followed(
-            per_slot, cluster.node_writes, per_slot.copy(), totals.per_value, occupancy
-        )
-        return occupancy
-
-    @staticmethod
-    def _patch(entry: _Followed, column: NDArray[np.int32], changed: list[int]) -> Occupancy:
-        # Scalar steps: for a handful of slots they beat array operations by far.
-        source, seen, per_value = entry.source, entry.seen, entry.per_value
-        occupied = entry.occupancy.occupied
-        count = entry.occupancy.count
-        for slot in changed:
-            now = int(source[slot])
-            delta = now - int(seen[slot])
-            seen[slot] = now
-            value = int(column[slot])
-            if value == MISSING:
-                continue
-            total = int(per_value[value]) + delta
-            per_value[value] = total
-            if bool(occupied[value]) != (total > 0):
-                occupied[value] = total > 0
-                count += 1 if total > 0 else -1
-        return Occupancy(entry.occupancy.key, column, occupied, count)
-
-
-_FOLLOWED: weakref.WeakKeyDictionary[ClusterState, _FollowedFolds] = weakref.WeakKeyDictionary()
-
-
 def tracked_occupancy(cluster: ClusterState, key: str, per_slot: NDArray[np.int64]) -> Occupancy:
     """Occupied domains for an array the cluster maintains (`matching_pod_counts`, `existing_terms`).
 
-    Such an array changes in place as pods come and go, so the previous fold is
-    brought up to date from the slots that differ instead of being redone. The
-    result's `occupied` is updated in place by later calls: read it before the
-    cluster changes.
+    Followed across decisions (`berth.engine.cluster.value_totals`): the result's
+    `occupied` is updated in place by later calls, so read it before the cluster changes.
     """
-    folds = _FOLLOWED.get(cluster)
-    if folds is None:
-        folds = _FOLLOWED[cluster] = _FollowedFolds()
-    return folds.occupancy(cluster, key, per_slot)
+    totals = followed_totals(cluster, key, per_slot)
+    column = cluster.label_column(key).values
+    return Occupancy(key, column, totals.occupied, totals.occupied_count)
 
 
 def on_keyed_nodes(cluster: ClusterState, key: str, per_slot: NDArray[np.int64]) -> bool:

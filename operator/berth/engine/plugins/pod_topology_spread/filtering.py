@@ -17,6 +17,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from berth.engine.cluster import ClusterState, NodeSlots
+from berth.engine.cluster.state import MISSING
+from berth.engine.cluster.value_totals import ValueTotals, fold, followed_totals
 from berth.engine.framework.status import Code
 from berth.engine.framework.verdicts import Verdicts, accept_all
 from berth.engine.model.pod import Pod, TopologySpreadConstraint
@@ -25,11 +27,6 @@ from berth.engine.plugins.pod_topology_spread.counting import (
     has_all_keys,
     selector_matches,
     tracked_matching_pods,
-)
-from berth.engine.plugins.pod_topology_spread.value_counts import (
-    ValueCounts,
-    count_values,
-    followed_value_counts,
 )
 
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
@@ -71,17 +68,28 @@ def _value_counts(
     constraint: TopologySpreadConstraint,
     constraints: Sequence[TopologySpreadConstraint],
     inclusion: NodeInclusion,
-) -> ValueCounts:
+) -> ValueTotals:
+    """Matching pods per value of the constraint's key, over the nodes that count."""
+    key = constraint.topology_key
     pods = tracked_matching_pods(cluster, constraint.selector, pod.namespace)
     policy = inclusion.mask(constraint)
     if pods is not None and policy is None:
-        return followed_value_counts(cluster, constraint, constraints, pods)
+        # The nodes that count are those carrying every constraint's key: labels only.
+        return followed_totals(
+            cluster,
+            key,
+            pods,
+            counted=lambda: has_all_keys(cluster, constraints),
+            counted_as=frozenset(c.topology_key for c in constraints),
+        )
     counted = has_all_keys(cluster, constraints)
     if policy is not None:
         counted &= policy
     if pods is None:
         pods = np.zeros(len(cluster.live), dtype=np.int64)
-    return count_values(cluster, constraint.topology_key, pods, counted)
+    column = cluster.label_column(key)
+    values = np.where(counted, column.values, np.int32(MISSING))
+    return fold(values, pods, len(column.vocabulary))
 
 
 def count_domains(
@@ -98,11 +106,13 @@ def count_domains(
             # No domain at all leaves the initial value, kube-scheduler's MaxInt32.
             global_min = int(counts.per_value.min(where=counts.domains, initial=_NO_DOMAIN_MINIMUM))
         self_match = int(selector_matches(constraint.selector, pod.labels))
-        size = len(counts.per_value)
+        size = len(counts.per_value) - 1  # the last entry is what MISSING reads
         failed = np.empty(size + 1, dtype=np.uint8)
         failed[size] = _LABEL_MISSING
         exceeds = failed[:size].view(np.bool_)  # written as 0 (passes) or 1 (_SKEW_EXCEEDED)
-        np.greater(counts.per_value, constraint.max_skew + global_min - self_match, out=exceeds)
+        np.greater(
+            counts.per_value[:size], constraint.max_skew + global_min - self_match, out=exceeds
+        )
         column = cluster.label_column(constraint.topology_key).values
         results.append(DomainCounts(constraint, column, failed))
     return PreFilterState(tuple(results))
