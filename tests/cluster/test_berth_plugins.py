@@ -84,9 +84,18 @@ def _both_unschedulable(
 
 
 def _place_in_turn(
-    plane: LocalControlPlane, namespace: str, group: str | None, **spec: Any
+    plane: LocalControlPlane,
+    berth: BerthReplica,
+    namespace: str,
+    group: str | None,
+    **spec: Any,
 ) -> tuple[str, str]:
-    """Berth's pod first, then kube-scheduler's with the same spec; their nodes."""
+    """Berth's pod first, then kube-scheduler's with the same spec; their nodes.
+
+    Berth must have seen every node first: a preference for the last node created
+    is otherwise judged among the nodes its watch has delivered so far.
+    """
+    wait_berth_sees_all_nodes(plane, berth)
     create(plane, namespace, pod_body("ours", group, **spec))
     ours = wait_bound(plane, namespace, ["ours"])["ours"]
     create(plane, namespace, pod_body("theirs", group, scheduler=DEFAULT_SCHEDULER, **spec))
@@ -139,7 +148,7 @@ def test_resources_fit_picks_the_node_with_room(
 ) -> None:
     group = make_nodes(control_plane, 2, kind="small", allocatable=SMALL)
     make_nodes(control_plane, 1, group=group, kind="big", allocatable=BIG)
-    ours, theirs = _place_in_turn(control_plane, namespace, group, cpu="1500m")
+    ours, theirs = _place_in_turn(control_plane, berth, namespace, group, cpu="1500m")
     assert node_kind(ours, group) == node_kind(theirs, group) == "big"
 
 
@@ -165,7 +174,7 @@ def test_prefer_no_schedule_taint_is_avoided_like_kube_scheduler(
     taint = {"key": "spot", "value": "true", "effect": "PreferNoSchedule"}
     group = make_nodes(control_plane, 2, kind="tainted", taints=[taint])
     make_nodes(control_plane, 1, group=group, kind="plain")
-    ours, theirs = _place_in_turn(control_plane, namespace, group)
+    ours, theirs = _place_in_turn(control_plane, berth, namespace, group)
     assert node_kind(ours, group) == node_kind(theirs, group) == "plain"
 
 
@@ -192,7 +201,7 @@ def test_node_affinity_places_like_kube_scheduler(
     group = make_nodes(control_plane, 2, kind="hdd", labels={"disk": "hdd"})
     make_nodes(control_plane, 1, group=group, kind="ssd", labels={"disk": "ssd"})
     affinity = _node_affinity(required=required, value="ssd")
-    ours, theirs = _place_in_turn(control_plane, namespace, group, affinity=affinity)
+    ours, theirs = _place_in_turn(control_plane, berth, namespace, group, affinity=affinity)
     assert node_kind(ours, group) == node_kind(theirs, group) == "ssd"
 
 
@@ -251,7 +260,7 @@ def test_pod_affinity_follows_the_matching_pod(
         term = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": HOSTNAME}
         return {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
 
-    ours, theirs = _place_in_turn(control_plane, namespace, group, affinity=affinity("db"))
+    ours, theirs = _place_in_turn(control_plane, berth, namespace, group, affinity=affinity("db"))
     assert ours == theirs == target
 
     message = _both_unschedulable(
