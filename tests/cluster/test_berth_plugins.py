@@ -223,6 +223,7 @@ def test_host_port_conflict(
     port = [{"containerPort": 80, "hostPort": 8080, "protocol": "TCP"}]
     group = make_nodes(control_plane, 2)
     first, second = _node_names(group, "n", 2)
+    wait_berth_sees_all_nodes(control_plane, berth)
     create(control_plane, namespace, pod_body("holder-0", None, ports=port, nodeName=first))
     create(control_plane, namespace, pod_body("avoids", group, ports=port))
     assert wait_bound(control_plane, namespace, ["avoids"])["avoids"] == second
@@ -241,6 +242,7 @@ def test_pod_anti_affinity_spreads_over_hostnames(
     group = make_nodes(control_plane, 3)
     spec = {"labels": {"app": "web"}, "affinity": _anti_affinity("web")}
     replicas = [pod_body(f"web-{index}", group, **spec) for index in range(3)]
+    wait_berth_sees_all_nodes(control_plane, berth)
     create(control_plane, namespace, *replicas)  # one burst: each decision must see the last
     placement = wait_bound(control_plane, namespace, [pod["metadata"]["name"] for pod in replicas])
     assert sorted(placement.values()) == _node_names(group, "n", 3)
@@ -287,6 +289,8 @@ def test_topology_spread_over_zones(
 ) -> None:
     group = make_nodes(control_plane, 3, zones=("zone-a", "zone-b", "zone-c"), allocatable=BIG)
     pods = [pod_body(f"s-{index}", group, **_zone_spread("s")) for index in range(6)]
+    # Seeing one zone only, every pod would fit it (skew is measured over known domains).
+    wait_berth_sees_all_nodes(control_plane, berth)
     create(control_plane, namespace, *pods)
     placement = wait_bound(control_plane, namespace, [pod["metadata"]["name"] for pod in pods])
     per_node = sorted(list(placement.values()).count(node) for node in set(placement.values()))

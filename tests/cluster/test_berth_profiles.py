@@ -30,6 +30,7 @@ from tests.cluster.helpers import (
     poll,
     scheduled_condition,
     unique_name,
+    wait_berth_sees_all_nodes,
     wait_bound,
 )
 
@@ -94,10 +95,11 @@ def profile_name(control_plane: LocalControlPlane, berth: BerthReplica) -> Itera
 
 
 def _packed_placements(
-    plane: LocalControlPlane, namespace: str, scheduler: str, prefix: str
+    plane: LocalControlPlane, berth: BerthReplica, namespace: str, scheduler: str, prefix: str
 ) -> dict[str, str]:
     """Three 1-cpu pods of `scheduler` on a fresh group of three 4-cpu nodes; their nodes."""
     group = make_nodes(plane, 3, allocatable=ROOMY)
+    wait_berth_sees_all_nodes(plane, berth)
     names = [f"{prefix}-{index}" for index in range(3)]
     create(plane, namespace, *(pod_body(n, group, scheduler=scheduler, cpu="1") for n in names))
     return wait_bound(plane, namespace, names)
@@ -117,9 +119,9 @@ def test_new_profile_serves_its_scheduler_name_without_restart(
     assert served is not None
     assert served["generation"] == 1
 
-    packed = _packed_placements(control_plane, namespace, profile_name, "packed")
+    packed = _packed_placements(control_plane, berth, namespace, profile_name, "packed")
     assert len(set(packed.values())) == 1, f"MostAllocated packs onto one node: {packed}"
-    spread = _packed_placements(control_plane, namespace, SCHEDULER, "spread")
+    spread = _packed_placements(control_plane, berth, namespace, SCHEDULER, "spread")
     assert len(set(spread.values())) == 3, f"the default profile spreads: {spread}"
 
 
@@ -159,7 +161,7 @@ def test_invalid_edit_is_reported_and_the_last_good_version_keeps_serving(
     assert served is not None
     assert served["generation"] == 1
 
-    packed = _packed_placements(control_plane, namespace, profile_name, "still-packed")
+    packed = _packed_placements(control_plane, berth, namespace, profile_name, "still-packed")
     assert len(set(packed.values())) == 1, f"generation 1 (MostAllocated) still serves: {packed}"
 
 
