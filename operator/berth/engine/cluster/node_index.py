@@ -7,13 +7,13 @@ slots, so a decision over thousands of nodes never walks the Node objects.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from berth.engine.cluster.per_cluster import PerCluster
 from berth.engine.cluster.state import ClusterState, NodeSlots
 from berth.engine.model.node import Taint
 
@@ -125,13 +125,11 @@ class TaintGroups:
         self.of_slot = np.zeros(0, dtype=np.intp)
 
 
-_TAINT_GROUPS: weakref.WeakKeyDictionary[ClusterState, TaintGroups] = weakref.WeakKeyDictionary()
+_TAINT_GROUPS = PerCluster(TaintGroups)
 
 
 def taint_groups(cluster: ClusterState) -> TaintGroups:
     """The (shared, refreshed) taint groups of `cluster`."""
-    groups = _TAINT_GROUPS.get(cluster)
-    if groups is None:
-        groups = _TAINT_GROUPS[cluster] = TaintGroups()
+    groups = _TAINT_GROUPS.of(cluster)
     groups.refresh(cluster)
     return groups

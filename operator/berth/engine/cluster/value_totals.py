@@ -10,13 +10,13 @@ fresh fold.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from berth.engine.cluster.per_cluster import PerCluster
 from berth.engine.cluster.state import MISSING, ClusterState
 
 Counts = NDArray[np.int64]
@@ -133,7 +133,7 @@ class TotalsFollower:
                 totals.occupied_count += 1 if total > 0 else -1
 
 
-_FOLLOWERS: weakref.WeakKeyDictionary[ClusterState, TotalsFollower] = weakref.WeakKeyDictionary()
+_FOLLOWERS = PerCluster(TotalsFollower)
 
 
 def followed_totals(
@@ -149,7 +149,4 @@ def followed_totals(
     Only slots in `counted()` count (default: every node carrying the key);
     `counted_as` must name what that mask depends on besides the nodes' labels.
     """
-    follower = _FOLLOWERS.get(cluster)
-    if follower is None:
-        follower = _FOLLOWERS[cluster] = TotalsFollower()
-    return follower.totals(cluster, key, per_slot, counted, counted_as)
+    return _FOLLOWERS.of(cluster).totals(cluster, key, per_slot, counted, counted_as)

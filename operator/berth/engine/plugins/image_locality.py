@@ -8,7 +8,6 @@ containers, image volumes) are looked up with `:latest` added when they carry no
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,6 +15,7 @@ from numpy.typing import NDArray
 
 from berth.engine.cluster import ClusterState, NodeSlots
 from berth.engine.cluster.node_index import SlotChanges
+from berth.engine.cluster.per_cluster import PerCluster
 from berth.engine.framework import names
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.interfaces import MAX_NODE_SCORE, PluginArgs, Scores
@@ -107,13 +107,11 @@ class _ImageIndex:
         return mask
 
 
-_INDEXES: weakref.WeakKeyDictionary[ClusterState, _ImageIndex] = weakref.WeakKeyDictionary()
+_INDEXES = PerCluster(_ImageIndex)
 
 
 def _index_of(cluster: ClusterState) -> _ImageIndex:
-    index = _INDEXES.get(cluster)
-    if index is None:
-        index = _INDEXES[cluster] = _ImageIndex()
+    index = _INDEXES.of(cluster)
     index.refresh(cluster)
     return index
 

@@ -7,13 +7,13 @@ value up once per distinct value, and `metadata.name` fields compare slot number
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 
 import numpy as np
 from numpy.typing import NDArray
 
 from berth.engine.cluster import ClusterState, NodeSlots
+from berth.engine.cluster.per_cluster import PerCluster
 from berth.engine.cluster.state import LabelColumn
 from berth.engine.model.labels import (
     FieldRequirement,
@@ -53,15 +53,11 @@ class _IntegerLabels:
         self.valid = np.concatenate([self.valid, np.asarray([p is not None for p in parsed])])
 
 
-_INTEGER_LABELS: weakref.WeakKeyDictionary[ClusterState, dict[str, _IntegerLabels]] = (
-    weakref.WeakKeyDictionary()
-)
+_INTEGER_LABELS: PerCluster[dict[str, _IntegerLabels]] = PerCluster(dict)
 
 
 def _integer_labels(cluster: ClusterState, key: str, column: LabelColumn) -> _IntegerLabels:
-    per_key = _INTEGER_LABELS.get(cluster)
-    if per_key is None:
-        per_key = _INTEGER_LABELS[cluster] = {}
+    per_key = _INTEGER_LABELS.of(cluster)
     numbers = per_key.get(key)
     if numbers is None:
         numbers = per_key[key] = _IntegerLabels()
