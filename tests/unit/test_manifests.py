@@ -19,25 +19,12 @@ from typing import Any
 import pytest
 import yaml
 
+from berth.engine.profile import ALL_POINTS
+
 REPO = Path(__file__).resolve().parents[2]
 KUSTOMIZE_DIRS = ("crds", "manifests")
 PROFILE_CRD = "schedulerprofiles.berth.dev"
 PEERING_CRD = "clusterkopfpeerings.kopf.dev"
-EXTENSION_POINTS = (
-    "multiPoint",
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-)
 METRICS_PORT = 10260
 RUN_AS_USER = 10001
 
@@ -186,7 +173,8 @@ def test_profile_scheduler_name_is_immutable() -> None:
 
 def test_every_extension_point_has_the_same_plugin_set_schema() -> None:
     plugins = crd_schema(PROFILE_CRD)["properties"]["spec"]["properties"]["plugins"]["properties"]
-    assert tuple(plugins) == EXTENSION_POINTS
+    # The CRD offers exactly the extension points the engine's profile parser reads.
+    assert tuple(plugins) == ALL_POINTS
     # queueSort alone allows one enabled plugin; otherwise the schemas are identical.
     normalised = {}
     for point, schema in plugins.items():
