@@ -13,7 +13,7 @@ import numpy as np
 
 from berth.engine.cluster import ClusterState, NodeSlots
 from berth.engine.diagnosis import NO_NODES_AVAILABLE, fit_error_message
-from berth.engine.framework.cycle_state import CycleMetrics, CycleState
+from berth.engine.framework.cycle_state import CycleMetrics, CycleState, PointTimer
 from berth.engine.framework.interfaces import (
     FilterDiagnosis,
     FilterFailures,
@@ -21,7 +21,7 @@ from berth.engine.framework.interfaces import (
     Scores,
 )
 from berth.engine.framework.runtime import Framework
-from berth.engine.framework.status import Code, Status, unresolvable
+from berth.engine.framework.status import SUCCESS, Code, Status, unresolvable
 from berth.engine.model.pod import Pod
 from berth.engine.nominated import NominatedPods, with_nominated_pods
 
@@ -189,10 +189,9 @@ def schedule_one(
         return SchedulingError(NO_NODES_AVAILABLE, state)
     diagnosis = FilterDiagnosis(node_count=node_count)
 
-    started = metrics.clock() if metrics else 0.0
+    timer = PointTimer(metrics, "PreFilter")
     status, allowed = framework.run_pre_filter(state, pod)
-    if metrics:
-        metrics.points.append(("PreFilter", status.code.label, metrics.clock() - started))
+    timer(status)
     if not status.is_success:
         if not status.is_rejection:
             return SchedulingError(status.message, state)
@@ -245,17 +244,12 @@ def schedule_one(
     if not framework.has_score_plugins:
         totals = np.ones(feasible.size, dtype=np.int64)
     else:
-        started = metrics.clock() if metrics else 0.0
-        pre_score = framework.run_pre_score(state, pod, feasible)
-        if metrics:
-            metrics.points.append(("PreScore", pre_score.code.label, metrics.clock() - started))
+        pre_score = PointTimer(metrics, "PreScore")(framework.run_pre_score(state, pod, feasible))
         if not pre_score.is_success:
             return SchedulingError(pre_score.message, state)
-        started = metrics.clock() if metrics else 0.0
+        timer = PointTimer(metrics, "Score")
         scored = framework.run_score(state, pod, feasible)
-        if metrics:
-            label = scored.code.label if isinstance(scored, Status) else "Success"
-            metrics.points.append(("Score", label, metrics.clock() - started))
+        timer(scored if isinstance(scored, Status) else SUCCESS)
         if isinstance(scored, Status):
             return SchedulingError(scored.message, state)
         totals = scored
@@ -277,11 +271,8 @@ def _unschedulable(
 ) -> Unschedulable:
     post_filter: PostFilterResult | None = None
     if run_post_filter and framework.has_post_filter_plugins:
-        metrics = state.metrics
-        started = metrics.clock() if metrics else 0.0
+        timer = PointTimer(state.metrics, "PostFilter")
         post_filter = framework.run_post_filter(state, pod, diagnosis)
-        if metrics:
-            label = post_filter.status.code.label
-            metrics.points.append(("PostFilter", label, metrics.clock() - started))
+        timer(post_filter.status)
         diagnosis.post_filter_message = post_filter.status.message
     return Unschedulable(fit_error_message(diagnosis), diagnosis, post_filter, state)

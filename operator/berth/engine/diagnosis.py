@@ -6,7 +6,8 @@ from collections import Counter
 
 import numpy as np
 
-from berth.engine.framework.interfaces import FilterDiagnosis
+from berth.engine.framework.interfaces import FilterDiagnosis, FilterFailures
+from berth.engine.framework.status import Status
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 
@@ -38,3 +39,17 @@ def fit_error_message(diagnosis: FilterDiagnosis) -> str:
     if diagnosis.post_filter_message:
         message += f" {diagnosis.post_filter_message}"
     return message
+
+
+def one_node_message(node_name: str, status: Status) -> str:
+    """The FitError kube-scheduler reports when Reserve or Permit rejects the chosen node: a
+    diagnosis over that one node (`0/1 nodes are available: 1 <reason>.`)."""
+    reasons = status.reasons
+    failure = FilterFailures(
+        status.plugin,
+        np.zeros(1, dtype=np.intp),
+        np.asarray([int(status.code)], dtype=np.int8),
+        np.asarray([(1 << len(reasons)) - 1], dtype=np.uint64),
+        reasons,
+    )
+    return fit_error_message(FilterDiagnosis(node_count=1, failures=[failure]))

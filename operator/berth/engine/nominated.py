@@ -8,19 +8,19 @@ are rare, so the second look is a per-node trial on the cluster, not a batch.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from berth.engine.cluster import ClusterState, NodeSlots
 from berth.engine.framework.cycle_state import CycleState
+from berth.engine.framework.handle import NominatedPods
 from berth.engine.framework.interfaces import FilterFailures
 from berth.engine.framework.runtime import FilterOutcome, Framework
 from berth.engine.framework.status import Status
 from berth.engine.model.pod import Pod
 
-NominatedPods = Mapping[str, Sequence[Pod]]
-"""Node name -> the pending pods nominated to it."""
+__all__ = ["NominatedPods", "with_nominated_pods"]
 
 
 def _rivals(pod: Pod, nominated: Sequence[Pod]) -> list[Pod]:

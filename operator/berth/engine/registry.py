@@ -7,9 +7,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from berth.engine.framework import names
+from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import Plugin, PluginArgs
 
-PluginFactory = Callable[[PluginArgs | None], Plugin]
+PluginFactory = Callable[[PluginArgs | None, Handle], Plugin]
+"""Builds a plugin from its args (None when the profile gives none) and the framework's handle."""
 
 # Modules are imported on first use so that a profile pays only for the plugins it names.
 _IN_TREE_MODULES: Mapping[str, str] = {

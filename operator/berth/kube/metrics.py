@@ -98,6 +98,13 @@ class SchedulerMetrics:
             buckets=exponential_buckets(0.0001, 2, 12),
             registry=r,
         )
+        self.permit_wait_duration = Histogram(
+            "scheduler_permit_wait_duration_seconds",
+            "Duration of waiting on permit.",
+            ["result"],
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=r,
+        )
         self.plugin_execution_duration = Histogram(
             "scheduler_plugin_execution_duration_seconds",
             "Duration for running a plugin at a specific extension point.",

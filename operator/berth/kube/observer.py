@@ -23,17 +23,14 @@ class PrometheusObserver:
             attempts=attempts, sli_seconds=seconds_since_first_attempt
         )
 
-    def binding(self, *, result: str, seconds: float) -> None:
-        self.metrics.observe_binding(result, seconds)
-
-    def bindings_in_flight(self, count: int) -> None:
-        self.metrics.bindings_in_flight.set(count)
-
     def pending(self, counts: dict[str, int]) -> None:
         self.metrics.set_pending_pods(counts)
 
     def cache_size(self, *, nodes: int, pods: int, assumed: int) -> None:
         self.metrics.set_cache_size(nodes=nodes, pods=pods, assumed_pods=assumed)
+
+    def permit_wait(self, *, result: str, seconds: float) -> None:
+        self.metrics.permit_wait_duration.labels(result=result).observe(seconds)
 
     def preemption(self, *, victims: int | None) -> None:
         self.metrics.preemption_attempts.inc()

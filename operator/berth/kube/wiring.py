@@ -105,7 +105,7 @@ async def start(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> None:
     app = BerthApp(
         settings=settings,
         session=session,
-        binder=ApiBinder(session),
+        binder=ApiBinder(session, metrics=metrics),
         reporter=reporter,
         metrics=PrometheusObserver(metrics),
         preemptor=ApiPreemptor(session, instance=identity()),

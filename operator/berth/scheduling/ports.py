@@ -1,18 +1,39 @@
 """The small protocols through which the scheduling layer talks out: time, binding, reporting.
 
 The kube layer implements them against the API server; tests use fakes. Nothing
-in `berth.scheduling` does I/O of its own.
+in `berth.scheduling` does I/O of its own. The Binding port is the framework's
+(plugins bind through their handle), so it is defined in the engine and named here.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Protocol
 
+from berth.engine.framework.handle import Binder, BindOutcome, BindResult
 from berth.engine.model.pod import Pod
+
+__all__ = [
+    "BindOutcome",
+    "BindResult",
+    "Binder",
+    "Clock",
+    "MonotonicClock",
+    "NullObserver",
+    "Preemptor",
+    "Reporter",
+    "SchedulingObserver",
+    "SchedulingReason",
+    "Timer",
+    "TimerClock",
+]
+
+
+class Timer(Protocol):
+    def cancel(self) -> None: ...
 
 
 class Clock(Protocol):
@@ -21,28 +42,21 @@ class Clock(Protocol):
         ...
 
 
+class TimerClock(Clock, Protocol):
+    """A clock that can also fire callbacks (Permit timeouts)."""
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Timer:
+        """Run `callback` on the event loop after `delay` seconds of this clock."""
+        ...
+
+
 class MonotonicClock:
     def now(self) -> float:
         return time.monotonic()
 
-
-class BindOutcome(Enum):
-    BOUND = "bound"
-    CONFLICT = "conflict"  # 409: already assigned, UID mismatch, gated or being deleted
-    GONE = "gone"  # 404: the pod no longer exists
-    FAILED = "failed"  # anything else: retry with backoff
-
-
-@dataclass(frozen=True, slots=True)
-class BindResult:
-    outcome: BindOutcome
-    message: str = ""
-
-
-class Binder(Protocol):
-    async def bind(self, pod: Pod, node_name: str) -> BindResult:
-        """POST a v1 Binding (name, namespace and UID of `pod`; target Node `node_name`)."""
-        ...
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Timer:
+        # The running loop's clock is monotonic too.
+        return asyncio.get_running_loop().call_later(delay, callback)
 
 
 class SchedulingReason(Enum):
@@ -83,16 +97,16 @@ class SchedulingObserver(Protocol):
 
     def scheduled(self, *, attempts: int, seconds_since_first_attempt: float) -> None: ...
 
-    def binding(self, *, result: str, seconds: float) -> None: ...
-
-    def bindings_in_flight(self, count: int) -> None: ...
-
     def pending(self, counts: dict[str, int]) -> None: ...
 
     def cache_size(self, *, nodes: int, pods: int, assumed: int) -> None: ...
 
     def preemption(self, *, victims: int | None) -> None:
         """A PostFilter ran; `victims` is how many were chosen when it found a candidate."""
+        ...
+
+    def permit_wait(self, *, result: str, seconds: float) -> None:
+        """A pod waited at Permit for `seconds`, ending with status `result`."""
         ...
 
     def cycle(
@@ -124,12 +138,6 @@ class NullObserver:
     def scheduled(self, *, attempts: int, seconds_since_first_attempt: float) -> None:
         pass
 
-    def binding(self, *, result: str, seconds: float) -> None:
-        pass
-
-    def bindings_in_flight(self, count: int) -> None:
-        pass
-
     def pending(self, counts: dict[str, int]) -> None:
         pass
 
@@ -137,6 +145,9 @@ class NullObserver:
         pass
 
     def preemption(self, *, victims: int | None) -> None:
+        pass
+
+    def permit_wait(self, *, result: str, seconds: float) -> None:
         pass
 
     def cycle(

@@ -4,7 +4,8 @@ A synchronous, I/O-free port of kube-scheduler's PriorityQueue (backend/queue, v
 queueing hints and PopFromBackoffQ on): activeQ ordered by the profiles' QueueSort, two backoff
 heaps (plugin rejections, errors), an unschedulable pool that only helpful cluster events or the
 5-minute flush empty, and gated pods that PreEnqueue holds back. The only asynchronous part is
-`pop`, which waits for work on an asyncio.Event. Pod groups and the nominator are not modelled.
+`pop`, which waits for work on an asyncio.Event. The queue owns the nominator, as upstream's
+does; pod groups are not modelled.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from berth.engine.framework.runtime import Framework
 from berth.engine.model.pod import Pod
 from berth.scheduling._heap import KeyedHeap
 from berth.scheduling.in_flight import Flight, InFlight
+from berth.scheduling.nominator import Nominator
 from berth.scheduling.pod_events import (
     BACKOFF_COMPLETE,
     EVENT_UNSCHEDULED_POD_ADD,
@@ -70,6 +72,7 @@ class SchedulingQueue:
         self._in_flight = InFlight()
         self._tables: weakref.WeakKeyDictionary[Framework, HintTable] = weakref.WeakKeyDictionary()
         self._work = asyncio.Event()
+        self.nominator = Nominator()
 
     # ------------------------------------------------------------------ arrivals and changes
 
@@ -127,6 +130,7 @@ class SchedulingQueue:
     def delete(self, pod: Pod) -> None:
         """The pod is gone or no longer ours (deleted, bound elsewhere)."""
         uid = pod.uid
+        self.nominator.nominate(pod, "")
         for heap in (self._active, self._backoff, self._error_backoff):
             heap.remove(uid)
         self._unschedulable.pop(uid, None)
@@ -290,6 +294,7 @@ class SchedulingQueue:
         self._unschedulable.clear()
         self._gated.clear()
         self._in_flight.clear()
+        self.nominator.clear()
 
     def __contains__(self, uid: object) -> bool:
         return isinstance(uid, str) and self._find(uid) is not None

@@ -8,12 +8,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from berth.engine.cluster import ClusterState, NodeSlots
+from berth.engine.framework import names
 from berth.engine.framework.cycle_state import CycleState
+from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import PreFilterResult, Scores
 from berth.engine.framework.runtime import Framework, build_framework
-from berth.engine.framework.status import SUCCESS, Code, Status
+from berth.engine.framework.status import SKIP, SUCCESS, Code, Status
 from berth.engine.framework.verdicts import Verdicts, accept_all, reject_where
 from berth.engine.model.pod import Pod
+from berth.engine.plugins.default_binder import DefaultBinder
 from berth.engine.profile import PluginRef, PluginSet, ProfileConfig
 from berth.engine.registry import Registry
 
@@ -69,21 +72,38 @@ class FakeSort:
 
 
 @dataclass
-class FakeBinder:
-    name: str = "FakeBinder"
+class FakeBindPlugin:
+    """A Bind plugin that answers `status` (Skip by default) and records the pods it saw."""
 
-    def binds(self, pod: Pod) -> bool:
-        return True
+    name: str = "FakeBindPlugin"
+    status: Status = SKIP
+    seen: list[str] = field(default_factory=list)
+
+    async def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        self.seen.append(pod.name)
+        return self.status
+
+
+@dataclass
+class Built:
+    """A plugin that needs the framework's handle: made by `make(handle)` when the profile is built."""
+
+    name: str
+    make: Callable[[Handle], object]
 
 
 def framework_with(
     *plugins: object, weights: dict[str, int] | None = None, percentage: int | None = None
 ) -> Framework:
-    """A profile whose multiPoint lists exactly these plugins (plus a sort and a binder)."""
-    everything = [*plugins, FakeSort(), FakeBinder()]
+    """A profile whose multiPoint lists exactly these plugins, plus a sort and DefaultBinder
+    (which binds through the serving scheduler's Binder port)."""
+    everything = [*plugins, FakeSort(), Built(names.DEFAULT_BINDER, DefaultBinder)]
     factories: dict[str, Callable[..., object]] = {}
     for plugin in everything:
-        factories[plugin.name] = lambda _args, p=plugin: p  # type: ignore[attr-defined]
+        if isinstance(plugin, Built):
+            factories[plugin.name] = lambda _args, handle, make=plugin.make: make(handle)
+        else:
+            factories[plugin.name] = lambda _args, _handle, p=plugin: p  # type: ignore[attr-defined]
     refs = tuple(PluginRef(p.name, (weights or {}).get(p.name, 0)) for p in everything)  # type: ignore[attr-defined]
     config = ProfileConfig(
         scheduler_name="test",

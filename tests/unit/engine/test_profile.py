@@ -10,19 +10,19 @@ from berth.engine.framework import names
 from berth.engine.framework.runtime import ProfileError, build_framework
 from berth.engine.profile import DEFAULT_MULTI_POINT, parse_profile_spec, with_defaults
 from berth.engine.registry import Registry
-from tests.unit.engine.fakes import FakeBinder, FakeFilter, FakeScore, FakeSort
+from tests.unit.engine.fakes import FakeBindPlugin, FakeFilter, FakeScore, FakeSort
 
 
 def _registry() -> Registry:
     plugins: list[Any] = [
         FakeSort("Sort"),
-        FakeBinder("Bind"),
+        FakeBindPlugin("Bind"),
         FakeFilter("F1"),
         FakeFilter("F2"),
         FakeScore("S1"),
         FakeScore("S2"),
     ]
-    return Registry({p.name: (lambda _args, p=p: p) for p in plugins})
+    return Registry({p.name: (lambda _args, _handle, p=p: p) for p in plugins})
 
 
 def _build(spec: dict[str, Any]) -> Any:

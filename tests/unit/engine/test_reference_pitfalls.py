@@ -35,12 +35,11 @@ from berth.kube.reporting import ApiReporter
 from berth.scheduling.cache import SchedulerCache
 from berth.scheduling.cluster_events import NODE_ADD
 from berth.scheduling.loop import Scheduler
-from berth.scheduling.ports import BindOutcome, BindResult, SchedulingReason
+from berth.scheduling.ports import BindOutcome
 from berth.scheduling.queue import QueuedPodInfo, SchedulingQueue
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
-from tests.unit.kube.fakes import FakeClock as KubeClock
+from tests.fakes import FakeBinder, FakeClock, FakeReporter
 from tests.unit.kube.fakes import FakeSession, FakeWallClock
-from tests.unit.scheduling.fakes import FakeClock
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -940,7 +939,7 @@ async def test_17_binding_posts_the_binding_subresource_with_the_pod_uid() -> No
     ]
     assert binding_path(pod) == session.calls[0].path
 
-    clock = KubeClock()
+    clock = FakeClock()
     reporter = ApiReporter(
         session,  # type: ignore[arg-type]
         clock=clock,
@@ -967,22 +966,6 @@ def test_18_extender_json_and_score_scaling() -> None:
 # ---------------------------------------------------------------------------- 19
 
 
-class _Binder:
-    async def bind(self, pod: Pod, node_name: str) -> BindResult:
-        return BindResult(BindOutcome.BOUND)
-
-
-class _Reporter:
-    def scheduled(self, pod: Pod, node_name: str, *, profile: str) -> None:
-        pass
-
-    def failed(self, pod: Pod, message: str, *, reason: SchedulingReason, profile: str) -> None:
-        pass
-
-    def forget(self, pod_uid: str) -> None:
-        pass
-
-
 def test_19_foreign_scheduler_names_are_ignored() -> None:
     """A pod for a schedulerName no profile serves never enters the queue."""
     framework = default_framework()
@@ -1000,7 +983,7 @@ def test_19_foreign_scheduler_names_are_ignored() -> None:
 def test_19_terminal_pods_are_neither_queued_nor_accounted() -> None:
     """Succeeded/Failed pods stay out of the queue and free their node's resources."""
     scheduler = Scheduler(
-        binder=_Binder(), reporter=_Reporter(), clock=FakeClock(), rng=random.Random(1)
+        binder=FakeBinder(), reporter=FakeReporter(), clock=FakeClock(), rng=random.Random(1)
     )
     scheduler.set_profile(default_framework())
     scheduler.on_node(small("n0").build())

@@ -8,17 +8,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from berth.kube.api import ApiError
+from tests.fakes import FakeClock
 
-
-@dataclass
-class FakeClock:
-    value: float = 1000.0
-
-    def now(self) -> float:
-        return self.value
-
-    def advance(self, seconds: float) -> None:
-        self.value += seconds
+__all__ = ["Call", "FakeClock", "FakeSession", "FakeWallClock", "api_error"]
 
 
 @dataclass
@@ -29,7 +21,7 @@ class FakeWallClock:
     origin: datetime = datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
 
     def __call__(self) -> datetime:
-        return self.origin + timedelta(seconds=self.clock.value - 1000.0)
+        return self.origin + timedelta(seconds=self.clock.t - 1000.0)
 
 
 @dataclass

@@ -7,7 +7,7 @@ from typing import Any
 
 from berth.kube.profile_controller import ProfileController
 from berth.scheduling.loop import Scheduler
-from tests.unit.scheduling.test_loop import FakeBinder, FakeClock, FakeReporter
+from tests.fakes import FakeBinder, FakeClock, FakeReporter
 
 
 def _profile(name: str, scheduler_name: str, generation: int = 1, **spec: Any) -> dict[str, Any]:

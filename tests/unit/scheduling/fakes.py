@@ -21,23 +21,13 @@ from berth.engine.framework.status import SUCCESS, Status, unresolvable
 from berth.engine.framework.verdicts import Verdicts, accept_all
 from berth.engine.model.pod import Pod
 from berth.scheduling.queue import SchedulingQueue
+from tests.fakes import FakeClock
 from tests.unit.engine.fakes import framework_with
 
 NODE_ADD = ClusterEvent(Resource.NODE, Action.ADD)
 NODE_LABEL = ClusterEvent(Resource.NODE, Action.UPDATE_NODE_LABEL)
 NODE_TAINT = ClusterEvent(Resource.NODE, Action.UPDATE_NODE_TAINT)
 ASSIGNED_POD_DELETE = ClusterEvent(Resource.ASSIGNED_POD, Action.DELETE)
-
-
-@dataclass
-class FakeClock:
-    t: float = 1000.0
-
-    def now(self) -> float:
-        return self.t
-
-    def advance(self, seconds: float) -> None:
-        self.t += seconds
 
 
 def always(hint: QueueingHint) -> QueueingHintFn:

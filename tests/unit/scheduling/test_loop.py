@@ -11,45 +11,10 @@ import pytest
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
 from berth.scheduling.loop import Scheduler
-from berth.scheduling.ports import BindOutcome, BindResult, NullObserver, SchedulingReason
+from berth.scheduling.ports import BindOutcome, NullObserver, SchedulingReason
 from tests.builders import make_node, make_pod
+from tests.fakes import FakeBinder, FakeClock, FakeReporter
 from tests.unit.engine.fakes import FakeFilter, FakeScore, framework_with
-
-
-@dataclass
-class FakeClock:
-    now_value: float = 1000.0
-
-    def now(self) -> float:
-        return self.now_value
-
-
-@dataclass
-class FakeBinder:
-    outcomes: dict[str, BindOutcome] = field(default_factory=dict)
-    posted: list[tuple[str, str]] = field(default_factory=list)
-    gate: asyncio.Event | None = None
-
-    async def bind(self, pod: Pod, node_name: str) -> BindResult:
-        if self.gate is not None:
-            await self.gate.wait()
-        self.posted.append((pod.name, node_name))
-        return BindResult(self.outcomes.get(pod.name, BindOutcome.BOUND), "test")
-
-
-@dataclass
-class FakeReporter:
-    scheduled_pods: list[tuple[str, str, str]] = field(default_factory=list)
-    failures: list[tuple[str, str, SchedulingReason]] = field(default_factory=list)
-
-    def scheduled(self, pod: Pod, node_name: str, *, profile: str) -> None:
-        self.scheduled_pods.append((pod.name, node_name, profile))
-
-    def failed(self, pod: Pod, message: str, *, reason: SchedulingReason, profile: str) -> None:
-        self.failures.append((pod.name, message, reason))
-
-    def forget(self, pod_uid: str) -> None:
-        pass
 
 
 def _scheduler(binder: FakeBinder, reporter: FakeReporter, *plugins: object) -> Scheduler:
@@ -62,7 +27,7 @@ def _scheduler(binder: FakeBinder, reporter: FakeReporter, *plugins: object) -> 
 def _cycle(scheduler: Scheduler) -> None:
     info = scheduler.queue.pop_nowait()
     assert info is not None
-    scheduler.schedule_one(info)
+    scheduler.schedule_next(info)
 
 
 def _pod(name: str) -> Pod:
@@ -241,9 +206,19 @@ async def test_each_cycle_reports_extension_point_durations() -> None:
     scheduler.on_pod(_pod("p"))
     _cycle(scheduler)
     await scheduler.drain_binds()
-    ((profile, points, _plugins),) = observer.cycles
+    (profile, points, _plugins), (binding_profile, binding_points, _) = observer.cycles
     assert profile == "test"
     assert [point for point, _status, _seconds in points] == ["PreFilter", "PreScore", "Score"]
+    # The binding cycle's points follow when it ends, as kube-scheduler times them.
+    assert binding_profile == "test"
+    assert [point for point, _status, _seconds in binding_points] == [
+        "Reserve",
+        "Permit",
+        "PreBindPreFlight",
+        "PreBind",
+        "Bind",
+        "PostBind",
+    ]
     assert observer.attempts == [("scheduled", "test")]
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from berth.engine.cluster import ClusterState
+from berth.engine.framework.status import Status
 
 T = TypeVar("T")
 
@@ -25,6 +26,30 @@ class CycleMetrics:
     points: list[tuple[str, str, float]] = field(default_factory=list)  # point, status, seconds
     plugins: list[tuple[str, str, str, float]] = field(default_factory=list)  # + plugin first
 
+    def point_done(self, point: str, status: str, started: float) -> None:
+        """An extension point that began at `started` (this clock) ended with `status`."""
+        self.points.append((point, status, self.clock() - started))
+
+    def plugin_done(self, plugin: str, point: str, status: str, started: float) -> None:
+        self.plugins.append((plugin, point, status, self.clock() - started))
+
+
+class PointTimer:
+    """Times one extension point: started when made, stopped when called with the point's
+    status, which it returns (so a `return timer(status)` both records and answers)."""
+
+    __slots__ = ("_metrics", "_point", "_started")
+
+    def __init__(self, metrics: CycleMetrics | None, point: str) -> None:
+        self._metrics = metrics
+        self._point = point
+        self._started = metrics.clock() if metrics is not None else 0.0
+
+    def __call__(self, status: Status) -> Status:
+        if self._metrics is not None:
+            self._metrics.point_done(self._point, status.code.label, self._started)
+        return status
+
 
 class CycleState:
     """Holds the cluster snapshot of this cycle and what plugins computed in PreFilter/PreScore.
@@ -38,6 +63,7 @@ class CycleState:
         self._data: dict[str, object] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        self.skip_pre_bind_plugins: set[str] = set()
 
     def write(self, key: str, value: object) -> None:
         self._data[key] = value

@@ -126,7 +126,7 @@ class FilterPlugin(Plugin, Protocol):
 @runtime_checkable
 class PostFilterPlugin(Plugin, Protocol):
     def post_filter(
-        self, state: CycleState, pod: Pod, diagnosis: FilterDiagnosis, framework: Any
+        self, state: CycleState, pod: Pod, diagnosis: FilterDiagnosis
     ) -> PostFilterResult: ...
 
 
@@ -161,23 +161,32 @@ class PermitPlugin(Plugin, Protocol):
         ...
 
 
+# The binding cycle runs after the decision, one task per pod, and may wait on the
+# API (volumes to bind, devices to allocate, the Binding itself): PreBind and Bind
+# are coroutines. They reach the API only through ports on their handle.
+
+
 @runtime_checkable
 class PreBindPlugin(Plugin, Protocol):
-    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Success when PreBind will do work for this pod, Skip when it will not (no I/O here)."""
+        ...
+
+    async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
 
 
 @runtime_checkable
 class BindPlugin(Plugin, Protocol):
-    """Binding does I/O, so the engine only names who binds; the scheduling layer's Binder acts."""
-
-    def binds(self, pod: Pod) -> bool:
-        """True when this plugin takes responsibility for binding `pod` (else Skip)."""
+    async def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Bind `pod` to `node_name`; Skip hands the pod to the next bind plugin."""
         ...
 
 
 @runtime_checkable
 class PostBindPlugin(Plugin, Protocol):
-    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Informational: the pod is bound."""
+        ...
 
 
 @runtime_checkable

@@ -14,8 +14,9 @@ import numpy as np
 
 from berth.engine.cluster import NodeSlots
 from berth.engine.errors import FieldError
-from berth.engine.framework.cycle_state import CycleState
+from berth.engine.framework.cycle_state import CycleState, PointTimer
 from berth.engine.framework.events import ClusterEventWithHint
+from berth.engine.framework.handle import FrameworkServices
 from berth.engine.framework.interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -40,7 +41,8 @@ from berth.engine.framework.interfaces import (
     ScorePlugin,
     Scores,
 )
-from berth.engine.framework.status import SUCCESS, Code, Status, error, unresolvable
+from berth.engine.framework.status import SKIP, SUCCESS, Code, Status, error, unresolvable
+from berth.engine.framework.waiting_pods import MAX_PERMIT_WAIT_SECONDS, WaitingPods
 from berth.engine.model.pod import Pod
 from berth.engine.profile import EXTENSION_POINTS, MULTI_POINT, ProfileConfig
 
@@ -85,18 +87,24 @@ class FilterOutcome:
 
 
 class Framework:
-    """One profile's plugins, ready to run. Immutable once built; swap a whole new one to change it."""
+    """One profile's plugins, ready to run. Immutable once built; swap a whole new one to change it.
+
+    It is also the `Handle` its plugins get from their factories (as in kube-scheduler).
+    """
 
     def __init__(self, config: ProfileConfig, registry: Registry) -> None:
         self.config = config
         self.profile_name = config.scheduler_name
         self.percentage_of_nodes_to_score = config.percentage_of_nodes_to_score
+        self.waiting_pods = WaitingPods()
+        # Inert until a scheduler serves this profile (see `serve`).
+        self.services = FrameworkServices()
         self.plugins: dict[str, Plugin] = {}
         for name in sorted(self._needed_names(config)):
             if name not in registry:
                 raise ProfileError(self._where_named(config, name), f"unknown plugin {name!r}")
             try:
-                self.plugins[name] = registry.factory(name)(config.plugin_args.get(name))
+                self.plugins[name] = registry.factory(name)(config.plugin_args.get(name), self)
             except InvalidPluginArgsError as bad:
                 raise ProfileError(self._args_field(config, name, bad.field), bad.problem) from None
         for index, name in enumerate(config.plugin_args):
@@ -132,6 +140,10 @@ class Framework:
             (plugin, isinstance(plugin, NormalizeScorePlugin), self.score_weights[plugin.name])
             for plugin in self.score
         ]
+
+    def serve(self, services: FrameworkServices) -> None:
+        """A scheduler starts running this profile: its plugins now reach the scheduler's ports."""
+        self.services = services
 
     # ------------------------------------------------------------------ construction
 
@@ -234,9 +246,7 @@ class Framework:
             result = plugin.pre_filter(state, pod)
             status = result.status
             if timer:
-                timer.plugins.append(
-                    (plugin.name, "PreFilter", status.code.label, timer.clock() - started)
-                )
+                timer.plugin_done(plugin.name, "PreFilter", status.code.label, started)
             if status.is_skip:
                 state.skip_filter_plugins.add(plugin.name)
                 continue
@@ -279,7 +289,7 @@ class Framework:
             verdicts = plugin.filter(state, pod, alive)
             if timer:
                 # One batch call stands for many per-node calls; record it once.
-                timer.plugins.append((plugin.name, "Filter", "Success", timer.clock() - started))
+                timer.plugin_done(plugin.name, "Filter", "Success", started)
             if verdicts.all_pass:
                 continue
             rejected = verdicts.codes != 0
@@ -311,7 +321,7 @@ class Framework:
         reasons: list[str] = []
         rejector = ""
         for plugin in self.post_filter:
-            outcome = plugin.post_filter(state, pod, diagnosis, self)
+            outcome = plugin.post_filter(state, pod, diagnosis)
             status = outcome.status
             if status.is_success:
                 return outcome
@@ -334,9 +344,7 @@ class Framework:
             started = timer.clock() if timer else 0.0
             status = plugin.pre_score(state, pod, slots)
             if timer:
-                timer.plugins.append(
-                    (plugin.name, "PreScore", status.code.label, timer.clock() - started)
-                )
+                timer.plugin_done(plugin.name, "PreScore", status.code.label, started)
             if status.is_skip:
                 state.skip_score_plugins.add(plugin.name)
             elif not status.is_success:
@@ -355,19 +363,12 @@ class Framework:
             started = timer.clock() if timer else 0.0
             scores = plugin.score(state, pod, slots)
             if timer:
-                finished = timer.clock()
-                timer.plugins.append((plugin.name, "Score", "Success", finished - started))
+                timer.plugin_done(plugin.name, "Score", "Success", started)
+                started = timer.clock()
             if normalizes:
                 scores = plugin.normalize_scores(state, pod, slots, scores)
                 if timer:
-                    timer.plugins.append(
-                        (
-                            plugin.name,
-                            "ScoreExtensionNormalize",
-                            "Success",
-                            timer.clock() - finished,
-                        )
-                    )
+                    timer.plugin_done(plugin.name, "ScoreExtensionNormalize", "Success", started)
             matrix[len(weights)] = scores
             weights.append(weight)
             scored.append(plugin.name)
@@ -402,34 +403,105 @@ class Framework:
     # ------------------------------------------------------------------ reserve / permit
 
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        done = PointTimer(state.metrics, "Reserve")
         for plugin in self.reserve:
             status = plugin.reserve(state, pod, node_name)
             if not status.is_success:
-                return status.with_plugin(plugin.name)
-        return SUCCESS
+                return done(_failed("Reserve", plugin.name, status))
+        return done(SUCCESS)
 
     def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        done = PointTimer(state.metrics, "Unreserve")
         # Unreserve runs in reverse order, like releasing nested locks.
         for plugin in reversed(self.reserve):
             plugin.unreserve(state, pod, node_name)
+        done(SUCCESS)
 
-    def run_permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, float]:
-        longest = 0.0
-        waiting = False
+    def run_permit(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> tuple[Status, dict[str, float]]:
+        """Success; or Wait with each waiting plugin's timeout (capped at 15 min); or the
+        first rejection or error."""
+        waits: dict[str, float] = {}
+        done = PointTimer(state.metrics, "Permit")
         for plugin in self.permit:
             status, timeout = plugin.permit(state, pod, node_name)
             if status.code is Code.WAIT:
-                waiting = True
-                longest = max(longest, timeout)
+                waits[plugin.name] = min(max(timeout, 0.0), MAX_PERMIT_WAIT_SECONDS)
             elif not status.is_success:
-                return status.with_plugin(plugin.name), 0.0
-        return (Status(Code.WAIT) if waiting else SUCCESS), longest
+                return done(_failed("Permit", plugin.name, status)), {}
+        if waits:
+            return done(Status(Code.WAIT)), waits
+        return done(SUCCESS), {}
+
+    # ------------------------------------------------------------------ the binding cycle
+
+    def run_pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Success when some PreBind plugin will do work; Skip when none will; or an error.
+
+        Plugins that answer Skip are not run at PreBind.
+        """
+        verdict = SKIP
+        done = PointTimer(state.metrics, "PreBindPreFlight")
+        for plugin in self.pre_bind:
+            status = plugin.pre_bind_pre_flight(state, pod, node_name)
+            if status.is_success:
+                verdict = SUCCESS
+            elif status.is_skip:
+                state.skip_pre_bind_plugins.add(plugin.name)
+            elif status.code is Code.ERROR:
+                return done(error(f'running PreBindPreFlight "{plugin.name}": {status.message}'))
+            else:
+                return done(
+                    error(
+                        f'PreBindPreFlight {plugin.name} returned "{status.code.label}", '
+                        "which is unsupported. It is supposed to return Success, Skip, "
+                        "or Error status"
+                    )
+                )
+        return done(verdict)
+
+    async def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        done = PointTimer(state.metrics, "PreBind")
+        for plugin in self.pre_bind:
+            if plugin.name in state.skip_pre_bind_plugins:
+                continue
+            status = await plugin.pre_bind(state, pod, node_name)
+            if not status.is_success:
+                return done(_failed("PreBind", plugin.name, status))
+        return done(SUCCESS)
+
+    async def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """The first bind plugin that does not Skip binds; Skip from all of them is Skip."""
+        done = PointTimer(state.metrics, "Bind")
+        for plugin in self.bind:
+            status = await plugin.bind(state, pod, node_name)
+            if status.is_skip:
+                continue
+            if not status.is_success:
+                return done(_failed("Bind", plugin.name, status))
+            return done(SUCCESS)
+        return done(SKIP)
+
+    def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        done = PointTimer(state.metrics, "PostBind")
+        for plugin in self.post_bind:
+            plugin.post_bind(state, pod, node_name)
+        done(SUCCESS)
 
     def plugin_names(self, point: str) -> list[str]:
         return [plugin.name for plugin in self.points[point]]
 
 
 _NARROWING_KEY = "framework/pre-filter-narrowing"
+
+
+def _failed(point: str, plugin: str, status: Status) -> Status:
+    """A plugin's failure as the point reports it: rejections keep their reasons, errors are
+    wrapped with the plugin's name, as kube-scheduler words them."""
+    if status.is_rejection:
+        return status.with_plugin(plugin)
+    return error(f'running {point} plugin "{plugin}": {status.message}').with_plugin(plugin)
 
 
 def build_framework(config: ProfileConfig, registry: Registry | None = None) -> Framework:

@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 from berth.engine.cluster import NodeSlots
 from berth.engine.framework import names
 from berth.engine.framework.cycle_state import CycleState
+from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import InvalidPluginArgsError, PluginArgs, Scores
 from berth.engine.framework.status import SKIP, SUCCESS, Status
 from berth.engine.model.pod import Pod
@@ -97,7 +98,9 @@ class NodeResourcesBalancedAllocation:
         )
 
 
-def new_plugin(args: PluginArgs | None) -> NodeResourcesBalancedAllocation:
+def new_plugin(
+    args: PluginArgs | None, handle: Handle | None = None
+) -> NodeResourcesBalancedAllocation:
     return NodeResourcesBalancedAllocation(parse_args(args))
 
 

@@ -18,6 +18,7 @@ from berth.engine.cluster.node_index import SlotChanges
 from berth.engine.cluster.per_cluster import PerCluster
 from berth.engine.framework import names
 from berth.engine.framework.cycle_state import CycleState
+from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import MAX_NODE_SCORE, PluginArgs, Scores
 from berth.engine.model.pod import Pod
 from berth.engine.scoring.normalize import go_div
@@ -140,6 +141,6 @@ class ImageLocality:
         return image_priority(sums, pod.container_count + len(pod.image_volumes))
 
 
-def new_plugin(args: PluginArgs | None) -> ImageLocality:
+def new_plugin(args: PluginArgs | None, handle: Handle | None = None) -> ImageLocality:
     """No args (kube-scheduler ignores any given to an argless plugin)."""
     return ImageLocality()

@@ -8,6 +8,7 @@ from berth.engine.cluster import NodeSlots
 from berth.engine.framework import names
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.events import Action, ClusterEvent, ClusterEventWithHint, Resource
+from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import PluginArgs, PreFilterResult
 from berth.engine.framework.status import SUCCESS, Code
 from berth.engine.framework.verdicts import Verdicts, accept_all, reject_where
@@ -38,6 +39,6 @@ class NodeName:
         return [ClusterEventWithHint(ClusterEvent(Resource.NODE, Action.ADD))]
 
 
-def new_plugin(args: PluginArgs | None) -> NodeName:
+def new_plugin(args: PluginArgs | None, handle: Handle | None = None) -> NodeName:
     """No args (kube-scheduler ignores any given to an argless plugin)."""
     return NodeName()

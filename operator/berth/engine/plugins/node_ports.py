@@ -17,6 +17,7 @@ from berth.engine.framework.events import (
     QueueingHint,
     Resource,
 )
+from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import PluginArgs, PreFilterResult
 from berth.engine.framework.status import SKIP, SUCCESS, Code
 from berth.engine.framework.verdicts import Verdicts, accept_all, reject_where
@@ -81,6 +82,6 @@ class NodePorts:
         ]
 
 
-def new_plugin(args: PluginArgs | None) -> NodePorts:
+def new_plugin(args: PluginArgs | None, handle: Handle | None = None) -> NodePorts:
     """No args (kube-scheduler ignores any given to an argless plugin)."""
     return NodePorts()

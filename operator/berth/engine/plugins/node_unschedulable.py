@@ -12,6 +12,7 @@ from berth.engine.framework.events import (
     QueueingHint,
     Resource,
 )
+from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import PluginArgs
 from berth.engine.framework.status import Code
 from berth.engine.framework.verdicts import Verdicts, accept_all, reject_where
@@ -66,6 +67,6 @@ class NodeUnschedulable:
         ]
 
 
-def new_plugin(args: PluginArgs | None) -> NodeUnschedulable:
+def new_plugin(args: PluginArgs | None, handle: Handle | None = None) -> NodeUnschedulable:
     """No args (kube-scheduler ignores any given to an argless plugin)."""
     return NodeUnschedulable()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from berth.engine.framework import names
+from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import PluginArgs
 from berth.engine.model.pod import Pod
 
@@ -20,6 +21,6 @@ class PrioritySort:
         return (-pod.priority, queued_at)
 
 
-def new_plugin(args: PluginArgs | None) -> PrioritySort:
+def new_plugin(args: PluginArgs | None, handle: Handle | None = None) -> PrioritySort:
     """No args (kube-scheduler ignores any given to an argless plugin)."""
     return PrioritySort()

@@ -10,6 +10,7 @@ from berth.engine.framework.events import (
     QueueingHint,
     Resource,
 )
+from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import PluginArgs
 from berth.engine.framework.status import SUCCESS, Status, unresolvable
 from berth.engine.model.pod import Pod
@@ -48,6 +49,6 @@ class SchedulingGates:
         ]
 
 
-def new_plugin(args: PluginArgs | None) -> SchedulingGates:
+def new_plugin(args: PluginArgs | None, handle: Handle | None = None) -> SchedulingGates:
     """No args (kube-scheduler ignores any given to an argless plugin)."""
     return SchedulingGates()

@@ -22,6 +22,7 @@ from berth.engine.framework.events import (
     QueueingHint,
     Resource,
 )
+from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import MAX_NODE_SCORE, PluginArgs, Scores
 from berth.engine.framework.status import SUCCESS, Code, Status
 from berth.engine.framework.verdicts import Verdicts, accept_all, reject_where
@@ -142,6 +143,6 @@ class TaintToleration:
         ]
 
 
-def new_plugin(args: PluginArgs | None) -> TaintToleration:
+def new_plugin(args: PluginArgs | None, handle: Handle | None = None) -> TaintToleration:
     """No args (kube-scheduler ignores any given to an argless plugin)."""
     return TaintToleration()

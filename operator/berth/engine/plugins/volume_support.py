@@ -10,6 +10,7 @@ from berth.engine.cluster import NodeSlots
 from berth.engine.framework import names
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.events import ClusterEventWithHint
+from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import PluginArgs, PreFilterResult
 from berth.engine.framework.status import SKIP, Code, unresolvable
 from berth.engine.framework.verdicts import Verdicts, accept_all, reject_where
@@ -48,6 +49,6 @@ class VolumeSupport:
         return []
 
 
-def new_plugin(args: PluginArgs | None) -> VolumeSupport:
+def new_plugin(args: PluginArgs | None, handle: Handle | None = None) -> VolumeSupport:
     """Accepts and ignores `VolumeBindingArgs` (bindTimeoutSeconds, shape): nothing binds yet."""
     return VolumeSupport()

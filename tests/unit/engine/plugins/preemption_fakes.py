@@ -11,6 +11,7 @@ import numpy as np
 from berth.engine.algorithm import SearchState, Unschedulable, schedule_one
 from berth.engine.cluster import ClusterState, NodeSlots
 from berth.engine.cluster.queries import PodClause, PodQuery
+from berth.engine.framework import names
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.interfaces import PostFilterResult, PreFilterResult
 from berth.engine.framework.status import SUCCESS, Code
@@ -20,7 +21,7 @@ from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
 from berth.engine.plugins.default_preemption import DefaultPreemption, parse_args
 from tests.builders import PodBuilder, make_node, make_pod
-from tests.unit.engine.fakes import framework_with
+from tests.unit.engine.fakes import Built, framework_with
 
 INSUFFICIENT_CPU = "Insufficient cpu"
 
@@ -79,7 +80,10 @@ def run_preemption(
     seed: int = 1,
     args: dict[str, Any] | None = None,
 ) -> Unschedulable:
-    preemption = DefaultPreemption(parse_args(args), rng=random.Random(seed))
+    preemption = Built(
+        names.DEFAULT_PREEMPTION,
+        lambda handle: DefaultPreemption(parse_args(args), handle, rng=random.Random(seed)),
+    )
     decision = schedule_one(
         framework_with(*(plugins or (CpuFit(),)), preemption),
         cluster,

@@ -16,7 +16,7 @@ from berth.engine.framework.verdicts import Verdicts, reject_where
 from berth.engine.model.pod import Pod
 from berth.engine.plugins.default_preemption import DefaultPreemptionArgs, new_plugin, parse_args
 from tests.builders import make_node, make_pod
-from tests.unit.engine.fakes import FakeFilter, FakePreFilter, cluster_of
+from tests.unit.engine.fakes import FakeFilter, FakePreFilter, cluster_of, framework_with
 from tests.unit.engine.plugins.preemption_fakes import (
     CpuFit,
     cpu_nodes,
@@ -45,7 +45,7 @@ from tests.unit.engine.plugins.preemption_fakes import (
 )
 def test_args_defaults(raw: dict[str, Any] | None, expected: DefaultPreemptionArgs) -> None:
     assert parse_args(raw) == expected
-    assert new_plugin(raw).args == expected
+    assert new_plugin(raw, framework_with()).args == expected
 
 
 @pytest.mark.parametrize(
@@ -129,7 +129,7 @@ def test_num_candidates(percentage: int, absolute: int, potential: int, expected
 
 
 def test_events_to_register_assigned_pod_deletion_with_a_skipping_hint() -> None:
-    (registered,) = new_plugin(None).events_to_register()
+    (registered,) = new_plugin(None, framework_with()).events_to_register()
     assert registered.event.resource.value == "AssignedPod"
     assert registered.event.action.name == "DELETE"
     assert registered.hint is not None

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from berth.engine.algorithm import SearchState, Unschedulable, schedule_one
 from berth.engine.cluster import ClusterState
+from berth.engine.framework import names
 from berth.engine.framework.status import Code
 from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
@@ -20,7 +21,7 @@ from berth.engine.plugins.default_preemption import (
     pick_candidate,
 )
 from tests.builders import PodBuilder, make_node, make_pod
-from tests.unit.engine.fakes import cluster_of, framework_with
+from tests.unit.engine.fakes import Built, cluster_of, framework_with
 from tests.unit.engine.plugins.preemption_fakes import (
     APP_X,
     AvoidAppX,
@@ -359,7 +360,10 @@ def test_matches_the_reference(
     cluster.node_order()
     before = cluster_bytes(cluster)
     args = {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": absolute}
-    plugin = DefaultPreemption(parse_args(args), rng=random.Random(seed))
+    plugin = Built(
+        names.DEFAULT_PREEMPTION,
+        lambda handle: DefaultPreemption(parse_args(args), handle, rng=random.Random(seed)),
+    )
     decision = schedule_one(
         framework_with(CpuFit(), plugin),
         cluster,

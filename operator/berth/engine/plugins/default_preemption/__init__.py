@@ -8,6 +8,7 @@ and upstream's tie-break among candidate nodes.
 
 from __future__ import annotations
 
+from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import PluginArgs
 from berth.engine.plugins.default_preemption.args import DefaultPreemptionArgs, parse_args
 from berth.engine.plugins.default_preemption.plugin import (
@@ -22,8 +23,8 @@ from berth.engine.plugins.default_preemption.plugin import (
 from berth.engine.plugins.default_preemption.selection import Candidate, pick_candidate
 
 
-def new_plugin(args: PluginArgs | None) -> DefaultPreemption:
-    return DefaultPreemption(parse_args(args))
+def new_plugin(args: PluginArgs | None, handle: Handle) -> DefaultPreemption:
+    return DefaultPreemption(parse_args(args), handle)
 
 
 __all__ = [

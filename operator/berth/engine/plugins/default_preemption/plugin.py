@@ -10,7 +10,6 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,6 +24,7 @@ from berth.engine.framework.events import (
     QueueingHint,
     Resource,
 )
+from berth.engine.framework.handle import Handle, PluginsRunner
 from berth.engine.framework.interfaces import FilterDiagnosis, FilterFailures, PostFilterResult
 from berth.engine.framework.status import (
     SUCCESS,
@@ -44,9 +44,6 @@ from berth.engine.plugins.default_preemption.selection import (
     pick_candidate,
     split_by_pdb_violation,
 )
-
-if TYPE_CHECKING:
-    from berth.engine.framework.runtime import Framework
 
 MESSAGE_PREFIX = "preemption: "
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
@@ -71,10 +68,13 @@ class DefaultPreemption:
     def __init__(
         self,
         args: DefaultPreemptionArgs,
+        handle: Handle,
         *,
         rng: random.Random | None = None,  # test seam: search offset and the last tie-break
     ) -> None:
         self.args = args
+        # The dry run filters with this profile's own PreFilter and Filter plugins.
+        self._runner: PluginsRunner = handle
         self.rng = rng if rng is not None else random.Random(0)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -86,9 +86,9 @@ class DefaultPreemption:
         ]
 
     def post_filter(
-        self, state: CycleState, pod: Pod, diagnosis: FilterDiagnosis, framework: Framework
+        self, state: CycleState, pod: Pod, diagnosis: FilterDiagnosis
     ) -> PostFilterResult:
-        result = self._preempt(state.cluster, pod, diagnosis, framework)
+        result = self._preempt(state.cluster, pod, diagnosis, self._runner)
         message = result.status.message
         if not message:
             return result
@@ -98,7 +98,7 @@ class DefaultPreemption:
     # ------------------------------------------------------------------ the evaluation
 
     def _preempt(
-        self, cluster: ClusterState, pod: Pod, diagnosis: FilterDiagnosis, framework: Framework
+        self, cluster: ClusterState, pod: Pod, diagnosis: FilterDiagnosis, runner: PluginsRunner
     ) -> PostFilterResult:
         refusal = eligibility_refusal(cluster, pod, diagnosis)
         if refusal:
@@ -113,7 +113,7 @@ class DefaultPreemption:
             offset = self.rng.randrange(potential.size)
             wanted = self.args.num_candidates(int(potential.size))
             candidates, statuses, errors = self._dry_run(
-                cluster, pod, framework, potential, offset, wanted
+                cluster, pod, runner, potential, offset, wanted
             )
         if errors and not candidates:
             return PostFilterResult(Status(Code.ERROR, (aggregate_errors(errors),)))
@@ -132,7 +132,7 @@ class DefaultPreemption:
         self,
         cluster: ClusterState,
         pod: Pod,
-        framework: Framework,
+        runner: PluginsRunner,
         potential: NodeSlots,
         offset: int,
         wanted: int,
@@ -154,7 +154,7 @@ class DefaultPreemption:
                 slot = int(potential[(offset + step) % count])
                 node_name = cluster.node_at(slot).name
                 victims, violations, status = select_victims_on_node(
-                    cluster, pod, slot, pdbs, framework
+                    cluster, pod, slot, pdbs, runner
                 )
                 if status.is_success and victims:
                     bucket = violating if violations else clean
@@ -216,7 +216,7 @@ def select_victims_on_node(
     pod: Pod,
     slot: int,
     pdbs: Sequence[PodDisruptionBudget],
-    framework: Framework,
+    runner: PluginsRunner,
 ) -> tuple[tuple[Pod, ...], int, Status]:
     """The fewest pods to evict from node `slot` for `pod` to fit: (victims, PDB violations, status).
 
@@ -232,14 +232,14 @@ def select_victims_on_node(
         for victim in lower:
             cluster.remove_pod(victim.uid)
             removed[victim.uid] = victim
-        status = _fits(cluster, pod, slot, framework)
+        status = _fits(cluster, pod, slot, runner)
         if not status.is_success:
             return (), 0, status
 
         def reprieve(victim: Pod) -> bool:
             cluster.add_pod(victim)
             del removed[victim.uid]
-            if _fits(cluster, pod, slot, framework).is_success:
+            if _fits(cluster, pod, slot, runner).is_success:
                 return True
             cluster.remove_pod(victim.uid)
             removed[victim.uid] = victim
@@ -261,13 +261,13 @@ def select_victims_on_node(
             cluster.add_pod(victim)
 
 
-def _fits(cluster: ClusterState, pod: Pod, slot: int, framework: Framework) -> Status:
+def _fits(cluster: ClusterState, pod: Pod, slot: int, runner: PluginsRunner) -> Status:
     """PreFilter (fresh cycle state, over the cluster as it is now) and Filter on one node."""
     state = CycleState(cluster)
-    status, _allowed = framework.run_pre_filter(state, pod)
+    status, _allowed = runner.run_pre_filter(state, pod)
     if not status.is_success:
         return status
-    outcome = framework.run_filters(state, pod, np.asarray([slot], dtype=np.intp))
+    outcome = runner.run_filters(state, pod, np.asarray([slot], dtype=np.intp))
     if outcome.error is not None:
         return outcome.error
     if outcome.feasible.size:

@@ -15,6 +15,7 @@ from berth.engine.framework.events import (
     ClusterEventWithHint,
     Resource,
 )
+from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import (
     InvalidPluginArgsError,
     PluginArgs,
@@ -159,5 +160,5 @@ def parse_args(args: PluginArgs | None) -> InterPodAffinityArgs:
     return InterPodAffinityArgs(weight, ignore)
 
 
-def new_plugin(args: PluginArgs | None) -> InterPodAffinity:
+def new_plugin(args: PluginArgs | None, handle: Handle | None = None) -> InterPodAffinity:
     return InterPodAffinity(parse_args(args))

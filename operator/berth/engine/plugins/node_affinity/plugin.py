@@ -18,6 +18,7 @@ from berth.engine.framework.events import (
     QueueingHint,
     Resource,
 )
+from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import (
     InvalidPluginArgsError,
     PluginArgs,
@@ -276,6 +277,6 @@ def _parse_added_preferred(raw: Any, field: str) -> tuple[PreferredNodeTerm, ...
     return tuple(terms)
 
 
-def new_plugin(args: PluginArgs | None) -> NodeAffinity:
+def new_plugin(args: PluginArgs | None, handle: Handle | None = None) -> NodeAffinity:
     """Args: `NodeAffinityArgs` — `addedAffinity` (a v1 NodeAffinity; default none)."""
     return NodeAffinity(parse_args(args))

@@ -7,6 +7,7 @@ configured strategy (LeastAllocated by default) to non-zero cpu/memory requests.
 
 from __future__ import annotations
 
+from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import PluginArgs
 from berth.engine.plugins.node_resources_fit.args import (
     NodeResourcesFitArgs,
@@ -18,7 +19,7 @@ from berth.engine.plugins.node_resources_fit.fit_requests import TOO_MANY_PODS, 
 from berth.engine.plugins.node_resources_fit.plugin import NodeResourcesFit
 
 
-def new_plugin(args: PluginArgs | None) -> NodeResourcesFit:
+def new_plugin(args: PluginArgs | None, handle: Handle | None = None) -> NodeResourcesFit:
     return NodeResourcesFit(parse_fit_args(args))
 
 

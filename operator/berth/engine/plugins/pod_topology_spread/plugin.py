@@ -11,6 +11,7 @@ from berth.engine.framework.events import (
     QueueingHint,
     Resource,
 )
+from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import PluginArgs, PreFilterResult, Scores
 from berth.engine.framework.names import POD_TOPOLOGY_SPREAD
 from berth.engine.framework.status import SKIP, SUCCESS, Status
@@ -233,6 +234,6 @@ def _after_label_change(
     return QueueingHint.SKIP
 
 
-def new_plugin(args: PluginArgs | None) -> PodTopologySpread:
+def new_plugin(args: PluginArgs | None, handle: Handle | None = None) -> PodTopologySpread:
     """Build the plugin from PodTopologySpreadArgs (`defaultConstraints`, `defaultingType`)."""
     return PodTopologySpread(parse_args(args))

@@ -1,0 +1,201 @@
+"""The scheduling cycle: one synchronous decision for a popped pod, up to Permit.
+
+kube-scheduler's schedulingCycle: pick the pod's profile, run the engine on the
+cache's cluster (no `await` between the decision and the assumption, so nothing
+interleaves), carry out what PostFilter decided when no node fits, and for a
+chosen node assume the pod, run Reserve and Permit. What happens after Permit
+(waiting, PreBind, Bind) is the binding cycle's, and runs concurrently.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass
+
+from berth.engine.algorithm import (
+    Scheduled,
+    SchedulingError,
+    SearchState,
+    Unschedulable,
+    schedule_one,
+)
+from berth.engine.diagnosis import one_node_message
+from berth.engine.framework import names
+from berth.engine.framework.cycle_state import CycleMetrics, CycleState
+from berth.engine.framework.runtime import Framework
+from berth.engine.framework.waiting_pods import WaitingPod
+from berth.engine.model.pod import Pod
+from berth.scheduling.cache import SchedulerCache
+from berth.scheduling.failures import FailureHandler
+from berth.scheduling.ports import Clock, Preemptor, SchedulingObserver
+from berth.scheduling.profiles import LiveProfiles
+from berth.scheduling.queue import QueuedPodInfo, SchedulingQueue
+
+logger = logging.getLogger(__name__)
+
+PLUGIN_SAMPLE_RATE = 0.1
+PREEMPTED_WHILE_WAITING = "preempted"
+
+
+@dataclass(frozen=True, slots=True)
+class Assumed:
+    """A pod the scheduling cycle placed: assumed, reserved and permitted (or waiting)."""
+
+    info: QueuedPodInfo
+    framework: Framework
+    decision: Scheduled
+    waiting: WaitingPod | None
+    started: float  # when its scheduling attempt began
+
+    @property
+    def pod(self) -> Pod:
+        return self.info.pod
+
+    @property
+    def node_name(self) -> str:
+        return self.decision.node_name
+
+
+class SchedulingCycle:
+    def __init__(
+        self,
+        *,
+        cache: SchedulerCache,
+        queue: SchedulingQueue,
+        profiles: LiveProfiles,
+        failures: FailureHandler,
+        observer: SchedulingObserver,
+        preemptor: Preemptor | None,
+        clock: Clock,
+        rng: random.Random,  # test seam: tie-breaks among equal scores
+        percentage_of_nodes_to_score: int = 0,
+    ) -> None:
+        self._cache = cache
+        self._queue = queue
+        self._profiles = profiles
+        self._failures = failures
+        self._observer = observer
+        self._preemptor = preemptor
+        self._clock = clock
+        self._rng = rng
+        # Sampling of per-plugin durations (10% of cycles, as kube-scheduler); its own
+        # generator so that sampling never shifts the tie-break sequence.
+        self._sampler = random.Random(0)
+        self._search = SearchState(percentage_of_nodes_to_score=percentage_of_nodes_to_score)
+
+    def schedule_next(self, info: QueuedPodInfo) -> Assumed | None:
+        """Decide for a popped pod; the assumed pod when its binding cycle should start."""
+        pod = info.pod
+        framework = self._profiles.for_pod(pod)
+        if framework is None or pod.terminating:
+            self._queue.done(pod.uid)
+            return None
+        started = self._clock.now()
+        metrics = CycleMetrics(
+            self._clock.now, sample_plugins=self._sampler.random() < PLUGIN_SAMPLE_RATE
+        )
+        nominator = self._queue.nominator
+        decision = schedule_one(
+            framework,
+            self._cache.cluster,
+            pod,
+            search=self._search,
+            rng=self._rng,
+            nominated=nominator.nominated_pods() if nominator else None,
+            metrics=metrics,
+        )
+        self._observer.algorithm(seconds=self._clock.now() - started)
+        profile = framework.profile_name
+        self._observer.cycle(profile=profile, points=metrics.points, plugins=metrics.plugins)
+        if isinstance(decision, Scheduled):
+            # Reserve onwards is timed apart and reported when the binding cycle ends.
+            decision.state.metrics = CycleMetrics(
+                self._clock.now, sample_plugins=metrics.sample_plugins
+            )
+            return self._assume(info, framework, decision, started)
+        if isinstance(decision, SchedulingError):
+            self._observe_attempt("error", profile, started)
+            self._failures.fail(info, decision.message, profile=profile)
+            return None
+        self._observe_attempt("unschedulable", profile, started)
+        self._carry_out_post_filter(pod, decision, profile)
+        self._failures.fail(
+            info,
+            decision.message,
+            profile=profile,
+            rejected=True,
+            rejected_by=decision.diagnosis.unschedulable_plugins,
+            pending=decision.diagnosis.pending_plugins,
+        )
+        return None
+
+    def _assume(
+        self, info: QueuedPodInfo, framework: Framework, decision: Scheduled, started: float
+    ) -> Assumed | None:
+        """Assume → Reserve → Permit; on failure undo in reverse and report like upstream."""
+        pod = info.pod
+        node_name = decision.node_name
+        state = decision.state
+        self._cache.assume(pod, node_name)
+        status = framework.run_reserve(state, pod, node_name)
+        waits: dict[str, float] = {}
+        if status.is_success:
+            status, waits = framework.run_permit(state, pod, node_name)
+        if not (status.is_success or waits):
+            framework.run_unreserve(state, pod, node_name)
+            self._cache.forget(pod.uid)
+            self._report_points(framework, state)
+            result = "unschedulable" if status.is_rejection else "error"
+            self._observe_attempt(result, framework.profile_name, started)
+            self._failures.fail(
+                info,
+                one_node_message(node_name, status) if status.is_rejection else status.message,
+                profile=framework.profile_name,
+                rejected=status.is_rejection,
+                rejected_by={status.plugin} if status.plugin else set(),
+            )
+            return None
+        waiting: WaitingPod | None = None
+        if waits:
+            waiting = WaitingPod(pod, node_name, waits)
+            framework.waiting_pods.add(waiting)
+        # The attempt counts as scheduled once the binding cycle has bound it, as upstream.
+        return Assumed(info, framework, decision, waiting, started)
+
+    def _carry_out_post_filter(self, pod: Pod, decision: Unschedulable, profile: str) -> None:
+        result = decision.post_filter
+        if result is None:
+            return
+        found = result.status.is_success and bool(result.nominated_node)
+        self._observer.preemption(victims=len(result.victims) if found else None)
+        if self._preemptor is None:
+            return
+        if found and result.nominated_node:
+            self._queue.nominator.nominate(pod, result.nominated_node)
+            evicted = [victim for victim in result.victims if not self._stop_waiting(victim)]
+            self._preemptor.preempt(pod, result.nominated_node, evicted, profile=profile)
+        elif result.nominated_node == "" and pod.nominated_node_name:
+            self._queue.nominator.nominate(pod, "")
+            self._preemptor.nominate(pod, "")
+
+    def _stop_waiting(self, victim: Pod) -> bool:
+        """A victim still waiting at Permit is not in the API as bound: end its wait instead."""
+        framework = self._profiles.for_pod(victim)
+        waiting = framework.waiting_pods.get(victim.uid) if framework is not None else None
+        return waiting is not None and waiting.preempt(
+            names.DEFAULT_PREEMPTION, PREEMPTED_WHILE_WAITING
+        )
+
+    def _report_points(self, framework: Framework, state: CycleState) -> None:
+        metrics = state.metrics
+        if metrics is not None:
+            self._observer.cycle(
+                profile=framework.profile_name, points=metrics.points, plugins=metrics.plugins
+            )
+
+    def fail_unexpectedly(self, info: QueuedPodInfo, failure: Exception) -> None:
+        self._failures.fail(info, f"internal error: {failure}", profile=info.pod.scheduler_name)
+
+    def _observe_attempt(self, result: str, profile: str, started: float) -> None:
+        self._observer.attempt(result=result, profile=profile, seconds=self._clock.now() - started)
