@@ -14,6 +14,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from berth.engine.diagnosis import one_node_message
 from berth.engine.framework.events import ClusterEvent
@@ -36,6 +37,17 @@ from berth.scheduling.queue import SchedulingQueue
 from berth.scheduling.scheduling_cycle import Assumed
 
 logger = logging.getLogger(__name__)
+
+
+class Notify(Protocol):
+    def __call__(
+        self,
+        event: ClusterEvent,
+        old: object,
+        new: object,
+        *,
+        pre_check: Callable[[Pod], bool] | None = None,
+    ) -> None: ...
 
 
 @dataclass(slots=True)
@@ -84,7 +96,7 @@ class BindingCycle:
         *,
         cache: SchedulerCache,
         queue: SchedulingQueue,
-        notify: Callable[[ClusterEvent, object, object], None],
+        notify: Notify,
         failures: FailureHandler,
         reporter: Reporter,
         observer: SchedulingObserver,
@@ -245,9 +257,9 @@ class BindingCycle:
             rejected_by={status.plugin} if rejected and status.plugin else set(),
         )
         if rejected:
-            # After the pod is back in the queue, so that the capacity it frees does not
-            # send this same pod straight to a retry (upstream defers it the same way).
-            self._freed(forgotten)
+            # The capacity it frees helps others, never the rejected pod itself: a plugin
+            # said no to it, so it waits for an event that plugin cares about (as upstream).
+            self._freed(forgotten, sparing=pod.uid)
 
     def _undo(self, assumed: Assumed) -> None:
         """Drop the assumption of a pod whose term ended: no report, no requeue."""
@@ -259,7 +271,12 @@ class BindingCycle:
         assumed.framework.run_unreserve(assumed.decision.state, assumed.pod, assumed.node_name)
         return self._cache.forget(assumed.pod.uid)
 
-    def _freed(self, forgotten: Pod | None) -> None:
+    def _freed(self, forgotten: Pod | None, *, sparing: str = "") -> None:
         if forgotten is not None:
             # Freed capacity may help others, as if an assigned pod were deleted.
-            self._notify(cluster_events.ASSIGNED_POD_DELETE, forgotten, None)
+            self._notify(
+                cluster_events.ASSIGNED_POD_DELETE,
+                forgotten,
+                None,
+                pre_check=(lambda other: other.uid != sparing) if sparing else None,
+            )

@@ -10,7 +10,7 @@ Every change that may help pending pods is turned into a cluster event for the q
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from berth.engine.framework.events import ClusterEvent
 from berth.engine.framework.runtime import Framework
@@ -163,6 +163,13 @@ class Intake:
                 self._queue.delete(info.pod)
                 self._unserved[info.pod.uid] = info.pod
 
-    def notify(self, event: ClusterEvent | None, old: object, new: object) -> None:
+    def notify(
+        self,
+        event: ClusterEvent | None,
+        old: object,
+        new: object,
+        *,
+        pre_check: Callable[[Pod], bool] | None = None,
+    ) -> None:
         if event is not None:
-            self._queue.on_cluster_event(event, old, new)
+            self._queue.on_cluster_event(event, old, new, pre_check=pre_check)
