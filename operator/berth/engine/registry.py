@@ -41,9 +41,12 @@ class Registry:
         self._lazy: dict[str, str] = {}
 
     @classmethod
-    def in_tree(cls) -> Registry:
-        registry = cls()
-        registry._lazy.update(_IN_TREE_MODULES)
+    def in_tree(cls, extra: Mapping[str, PluginFactory] | None = None) -> Registry:
+        """kube-scheduler's plugins, plus `extra` ones (out-of-tree plugins, test plugins)."""
+        registry = cls(extra)
+        registry._lazy.update(
+            {name: module for name, module in _IN_TREE_MODULES.items() if name not in (extra or {})}
+        )
         return registry
 
     def names(self) -> set[str]:
