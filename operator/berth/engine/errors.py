@@ -40,7 +40,8 @@ def shown(value: object) -> str:
     return _SHORT.repr(value)
 
 
-def _capped(problem: str) -> str:
+def capped(problem: str) -> str:
+    """`problem`, cut to `MAX_PROBLEM_LENGTH` characters."""
     if len(problem) <= MAX_PROBLEM_LENGTH:
         return problem
     return problem[: MAX_PROBLEM_LENGTH - 3] + "..."
@@ -56,7 +57,7 @@ class FieldError(ValueError):
 
     def __init__(self, field: str, problem: str) -> None:
         self.field = field
-        self.problem = _capped(problem)
+        self.problem = capped(problem)
         super().__init__(self._message())
 
     def _message(self) -> str:

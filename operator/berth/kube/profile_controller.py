@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from berth.engine.errors import InvalidObjectError, shown
+from berth.engine.errors import InvalidObjectError, capped
 from berth.engine.framework.runtime import plugin_summary
 from berth.profiles import LoadedProfile, load_profile
 from berth.scheduling.loop import Scheduler
@@ -76,7 +76,7 @@ class ProfileController:
             return Verdict(False, "Invalid", f"{error.field}: {error.problem}", generation, serving)
         except Exception as error:  # a bug in building: still the resource's verdict, not a crash
             logger.exception("SchedulerProfile %s could not be applied", name)
-            problem = f"cannot build this profile: {type(error).__name__}: {shown(error)}"
+            problem = capped(f"cannot build this profile: {type(error).__name__}: {error}")
             return Verdict(False, "Invalid", f"spec: {problem}", generation, serving)
 
     def _swap_in(self, name: str, generation: int, loaded: LoadedProfile) -> Verdict:

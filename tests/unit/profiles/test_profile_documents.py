@@ -342,3 +342,16 @@ def test_disabling_a_pre_score_kube_scheduler_recomputes_is_fine() -> None:
     )
     assert names.NODE_AFFINITY in loaded.framework.plugin_names("score")
     assert names.NODE_AFFINITY not in loaded.framework.plugin_names("preScore")
+
+
+def test_the_crd_keeps_unknown_fields_only_in_plugin_args() -> None:
+    # Everything else is pruned or, with kubectl's strict field validation, refused at apply time.
+    from tests.unit.test_manifests import PROFILE_CRD, crd_schema, walk_schema
+
+    spec = crd_schema(PROFILE_CRD)["properties"]["spec"]
+    preserving = [
+        path
+        for path, node in walk_schema(spec, "spec")
+        if node.get("x-kubernetes-preserve-unknown-fields")
+    ]
+    assert preserving == ["spec.pluginConfig[].args"]
