@@ -9,37 +9,19 @@ import pytest
 
 from berth.engine.algorithm import Scheduled, SearchState, schedule_one
 from berth.engine.cluster import ClusterState
-from berth.engine.errors import ProfileError, ProfileField
+from berth.engine.errors import FieldError, ProfileError, ProfileField
 from berth.engine.framework import names
 from berth.engine.framework.building import STATE_NEEDED
 from berth.engine.framework.runtime import build_framework
 from berth.engine.profile import PluginRef, PluginSet, ProfileConfig
 from berth.engine.registry import Registry
-from berth.profiles import framework_from_spec, with_defaults
+from berth.profiles import with_defaults
 from tests.builders import make_node, make_pod
-from tests.unit.engine.fakes import FakeBinder, FakeFilter, FakeScore, FakeSort
-
-
-def _registry() -> Registry:
-    plugins: list[Any] = [
-        FakeSort("Sort"),
-        FakeBinder("Bind"),
-        FakeFilter("F1"),
-        FakeFilter("F2"),
-        FakeScore("S1"),
-        FakeScore("S2"),
-    ]
-    return Registry({p.name: (lambda _args, p=p: p) for p in plugins})
-
-
-def _build(spec: dict[str, Any]) -> Any:
-    return framework_from_spec(
-        {"schedulerName": "t", **spec}, registry=_registry(), merge_defaults=False
-    )
+from tests.unit.engine.fakes import FakeBinder, FakeSort, build_exactly, fake_plugins_registry
 
 
 def test_multi_point_plugins_land_on_every_point_they_implement() -> None:
-    framework = _build(
+    framework = build_exactly(
         {
             "plugins": {
                 "multiPoint": {"enabled": [{"name": n} for n in ("Sort", "Bind", "F1", "S1")]}
@@ -52,7 +34,7 @@ def test_multi_point_plugins_land_on_every_point_they_implement() -> None:
 
 
 def test_point_specific_entry_overrides_multi_point_and_goes_first() -> None:
-    framework = _build(
+    framework = build_exactly(
         {
             "plugins": {
                 "multiPoint": {
@@ -69,7 +51,7 @@ def test_point_specific_entry_overrides_multi_point_and_goes_first() -> None:
 
 
 def test_disabling_star_keeps_only_point_specific_plugins() -> None:
-    framework = _build(
+    framework = build_exactly(
         {
             "plugins": {
                 "multiPoint": {"enabled": [{"name": n} for n in ("Sort", "Bind", "F1", "F2")]},
@@ -118,14 +100,12 @@ def test_faults_are_placed_in_the_typed_profile(
     config: ProfileConfig, at: ProfileField, problem: str
 ) -> None:
     with pytest.raises(ProfileError) as raised:
-        build_framework(config, _registry())
+        build_framework(config, fake_plugins_registry())
     assert raised.value.at == at
     assert problem in raised.value.problem
 
 
 def test_a_factory_field_error_is_placed_in_the_plugin_args() -> None:
-    from berth.engine.errors import FieldError
-
     def refuse(_args: object) -> Any:
         raise FieldError("shape[0].score", "must be at most 10")
 

@@ -15,33 +15,13 @@ import yaml
 from berth.cli.simulate import InputError, load_profiles
 from berth.engine.errors import MAX_PROBLEM_LENGTH, FieldError, InvalidObjectError
 from berth.engine.framework import names
-from berth.engine.registry import Registry
 from berth.profiles import (
     DEFAULT_MULTI_POINT,
-    framework_from_spec,
     load_profile,
     parse_profile_spec,
     with_defaults,
 )
-from tests.unit.engine.fakes import FakeBinder, FakeFilter, FakeScore, FakeSort
-
-
-def _registry() -> Registry:
-    plugins: list[Any] = [
-        FakeSort("Sort"),
-        FakeBinder("Bind"),
-        FakeFilter("F1"),
-        FakeFilter("F2"),
-        FakeScore("S1"),
-        FakeScore("S2"),
-    ]
-    return Registry({p.name: (lambda _args, p=p: p) for p in plugins})
-
-
-def _build(spec: dict[str, Any]) -> Any:
-    return framework_from_spec(
-        {"schedulerName": "t", **spec}, registry=_registry(), merge_defaults=False
-    )
+from tests.unit.engine.fakes import build_exactly
 
 
 def _document(**spec: Any) -> dict[str, Any]:
@@ -150,7 +130,7 @@ def test_user_multi_point_merges_into_defaults_in_place() -> None:
 )
 def test_invalid_profiles_name_the_field(spec: dict[str, Any], field: str, problem: str) -> None:
     with pytest.raises(FieldError) as raised:
-        _build(spec)
+        build_exactly(spec)
     assert raised.value.field == field
     assert problem in str(raised.value)
 
@@ -236,40 +216,27 @@ def test_enabled_that_is_not_a_list_is_refused(enabled: object, problem: str) ->
     assert refusal.problem.startswith(problem)
 
 
-def test_args_with_mixed_key_types_are_refused() -> None:
-    refusal = _refusal(
-        yaml.safe_load(
-            """
-            kind: SchedulerProfile
-            metadata: {name: p}
-            spec:
-              schedulerName: s
-              pluginConfig:
-                - name: InterPodAffinity
-                  args: {1: a, b: c}
-            """
-        )
-    )
-    assert refusal.field == "spec.pluginConfig[0].args"
-    assert refusal.problem == "field names must be strings, got 1"
-
-
-def test_args_with_a_value_json_cannot_hold_are_refused() -> None:
-    refusal = _refusal(
-        yaml.safe_load(
-            """
-            kind: SchedulerProfile
-            metadata: {name: p}
-            spec:
-              schedulerName: s
-              pluginConfig:
-                - name: VolumeBinding
-                  args: {bindTimeoutSeconds: 2024-01-01}
-            """
-        )
-    )
-    assert refusal.field == "spec.pluginConfig[0].args.bindTimeoutSeconds"
-    assert refusal.problem == "expected a JSON value, got date"
+@pytest.mark.parametrize(
+    ("plugin_config", "field", "problem"),
+    [
+        (
+            "{name: InterPodAffinity, args: {1: a, b: c}}",
+            "spec.pluginConfig[0].args",
+            "field names must be strings, got 1",
+        ),
+        (
+            "{name: VolumeBinding, args: {bindTimeoutSeconds: 2024-01-01}}",
+            "spec.pluginConfig[0].args.bindTimeoutSeconds",
+            "expected a JSON value, got date",
+        ),
+    ],
+    ids=["mixed-key-types", "date"],
+)
+def test_args_json_cannot_hold_are_refused(plugin_config: str, field: str, problem: str) -> None:
+    # Written as YAML, because YAML is how such keys and values reach Berth.
+    document = _document(pluginConfig=[yaml.safe_load(plugin_config)])
+    refusal = _refusal(document)
+    assert (refusal.field, refusal.problem) == (field, problem)
 
 
 def test_deeply_nested_args_are_refused_with_a_short_message() -> None:
