@@ -86,19 +86,23 @@ class Assembly:
 
 def assemble(config: ProfileConfig, registry: Registry) -> Assembly:
     """Build every plugin the profile names and lay them out; raises `ProfileError`."""
-    plugins: dict[str, Plugin] = {}
-    for name in _needed_names(config):
+    needed = _needed_names(config)
+    for name in needed:
         if name not in registry:
             raise ProfileError(_where_named(config, name), f"unknown plugin {shown(name)}")
+    for name in config.plugin_args:
+        if name not in registry:
+            raise ProfileError(ProfileField.config_of(name), f"unknown plugin {shown(name)}")
+    plugins: dict[str, Plugin] = {}
+    # Built in name order: the order hints and events are registered in stays the same
+    # whatever order the profile lists its plugins in.
+    for name in sorted(needed):
         try:
             plugins[name] = registry.factory(name)(config.plugin_args.get(name))
         except FieldError as bad:
             if isinstance(bad, ProfileError):
                 raise
             raise ProfileError(ProfileField.args_of(name, bad.field), bad.problem) from None
-    for name in config.plugin_args:
-        if name not in registry:
-            raise ProfileError(ProfileField.config_of(name), f"unknown plugin {shown(name)}")
     points = {point: _expand(config, plugins, point) for point in EXTENSION_POINTS}
     if len(points["queueSort"]) != 1:
         raise ProfileError(
