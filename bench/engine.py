@@ -26,7 +26,7 @@ from berth.engine.algorithm import Scheduled, SearchState, schedule_one
 from berth.engine.cluster import ClusterState
 from berth.engine.framework.runtime import build_framework
 from berth.engine.model.pod import Pod
-from berth.engine.profile import default_profile_config
+from berth.profiles import default_profile_config
 from tests.builders import PodBuilder, make_node, make_pod
 
 ZONES = ("zone-a", "zone-b", "zone-c")

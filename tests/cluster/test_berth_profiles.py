@@ -135,7 +135,16 @@ def _bad_args(document: dict[str, Any]) -> str:
     return "spec.pluginConfig[0].args.scoringStrategy.type: Unsupported value: 'Bogus'"
 
 
-@pytest.mark.parametrize("spoil", [_unknown_plugin, _bad_args], ids=["unknown-plugin", "bad-args"])
+def _score_without_its_pre_score(document: dict[str, Any]) -> str:
+    document["spec"]["plugins"]["preScore"] = {"disabled": [{"name": "InterPodAffinity"}]}
+    return "spec.plugins.preScore.disabled[0].name: plugin 'InterPodAffinity' runs at score"
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [_unknown_plugin, _bad_args, _score_without_its_pre_score],
+    ids=["unknown-plugin", "bad-args", "score-without-pre-score"],
+)
 def test_invalid_edit_is_reported_and_the_last_good_version_keeps_serving(
     control_plane: LocalControlPlane,
     berth: BerthReplica,
@@ -217,6 +226,10 @@ def _percentage(document: dict[str, Any]) -> None:
     document["spec"]["percentageOfNodesToScore"] = 101
 
 
+def _unknown_field(document: dict[str, Any]) -> None:
+    document["spec"]["extenders"] = [{"urlPrefix": "http://127.0.0.1:1"}]
+
+
 @pytest.mark.parametrize(
     ("spoil", "on_update", "expected"),
     [
@@ -225,8 +238,16 @@ def _percentage(document: dict[str, Any]) -> None:
         (_score_weight(101), False, "should be less than or equal to 100"),
         (_duplicate_plugin, False, "Duplicate value"),
         (_percentage, False, "should be less than or equal to 100"),
+        (_unknown_field, False, 'unknown field "spec.extenders"'),
     ],
-    ids=["scheduler-name-immutable", "weight-0", "weight-101", "duplicate-plugin", "percentage"],
+    ids=[
+        "scheduler-name-immutable",
+        "weight-0",
+        "weight-101",
+        "duplicate-plugin",
+        "percentage",
+        "unknown-field",
+    ],
 )
 def test_schema_rejects_at_apply_time(
     control_plane: LocalControlPlane,

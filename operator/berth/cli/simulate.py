@@ -16,8 +16,7 @@ from berth.engine.framework.runtime import Framework, build_framework
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
 from berth.engine.model.quantity import format_amount
-from berth.engine.profile import default_profile_config
-from berth.profiles import InvalidProfileError, load_profile
+from berth.profiles import default_profile_config, load_profile
 from berth.scheduling.simulator import SimulationResult, simulate
 
 EXIT_BAD_INPUT = 2
@@ -111,7 +110,7 @@ def load_profiles(path: Path) -> dict[str, Framework]:
     for document in _objects(path, "SchedulerProfile"):
         try:
             loaded = load_profile(document)
-        except InvalidProfileError as error:
+        except InvalidObjectError as error:
             raise InputError(f"{path}: {error}") from None
         if loaded.scheduler_name in profiles:
             raise InputError(

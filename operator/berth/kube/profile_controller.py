@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from berth.engine.errors import InvalidObjectError, capped
 from berth.engine.framework.runtime import plugin_summary
-from berth.profiles import InvalidProfileError, LoadedProfile, load_profile
+from berth.profiles import LoadedProfile, load_profile
 from berth.scheduling.loop import Scheduler
 
 logger = logging.getLogger(__name__)
@@ -55,36 +56,44 @@ class ProfileController:
         }
 
     def apply(self, document: Mapping[str, Any]) -> Verdict:
-        """Validate one SchedulerProfile and swap it in when valid (pure decision + in-memory swap)."""
-        metadata = document.get("metadata") or {}
-        name = metadata.get("name", "")
-        generation = int(metadata.get("generation") or 0)
+        """Validate one SchedulerProfile and swap it in when valid (pure decision + in-memory swap).
+
+        Never raises: whatever goes wrong with a profile (an invalid document, or a
+        plugin that fails while being built) is reported on the resource as `Invalid`,
+        and the last good version keeps serving.
+        """
+        metadata = document.get("metadata")
+        metadata = metadata if isinstance(metadata, Mapping) else {}
+        name = str(metadata.get("name") or "")
+        generation = metadata.get("generation")
+        generation = generation if isinstance(generation, int) else 0
         previous = self._serving.get(name)
+        serving = previous.generation if previous else None
         try:
-            loaded = load_profile(document)
-        except InvalidProfileError as error:
+            return self._swap_in(name, generation, load_profile(document))
+        except InvalidObjectError as error:
             logger.warning("%s (the last good version keeps serving)", error)
-            return Verdict(
-                False,
-                "Invalid",
-                f"{error.field}: {error.problem}",
-                generation,
-                previous.generation if previous else None,
-            )
+            return Verdict(False, "Invalid", f"{error.field}: {error.problem}", generation, serving)
+        except Exception as error:  # a bug in building: still the resource's verdict, not a crash
+            logger.exception("SchedulerProfile %s could not be applied", name)
+            problem = capped(f"cannot build this profile: {type(error).__name__}: {error}")
+            return Verdict(False, "Invalid", f"spec: {problem}", generation, serving)
+
+    def _swap_in(self, name: str, generation: int, loaded: LoadedProfile) -> Verdict:
+        previous = self._serving.get(name)
+        serving = previous.generation if previous else None
         for other_name, other in self._serving.items():
             if other_name != name and other.scheduler_name == loaded.scheduler_name:
-                message = f"spec.schedulerName: {loaded.scheduler_name!r} is already served by SchedulerProfile {other_name}"
-                return Verdict(
-                    False,
-                    "Conflict",
-                    message,
-                    generation,
-                    previous.generation if previous else None,
+                message = (
+                    f"spec.schedulerName: {loaded.scheduler_name!r} is already served by "
+                    f"SchedulerProfile {other_name}"
                 )
+                return Verdict(False, "Conflict", message, generation, serving)
+        # Swapped in before anything is retired, so that a failure leaves the old state whole.
+        self._scheduler.set_profile(loaded.framework)
         if previous is not None and previous.scheduler_name != loaded.scheduler_name:
             self._scheduler.remove_profile(previous.scheduler_name)
         self._serving[name] = loaded
-        self._scheduler.set_profile(loaded.framework)
         logger.info(
             "Profile %s serves schedulerName %s (generation %d)",
             name,

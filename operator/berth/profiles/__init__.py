@@ -1,11 +1,31 @@
-"""SchedulerProfile resources <-> runnable engine profiles, with errors that name the resource and field."""
+"""SchedulerProfile documents <-> runnable engine profiles, with errors that name the resource and field.
 
+The only layer that knows the document shape of a profile; the engine sees typed
+`ProfileConfig` values. Refusals are `berth.engine.errors.InvalidObjectError`.
+"""
+
+from berth.profiles.defaults import DEFAULT_MULTI_POINT, default_profile_config, with_defaults
+from berth.profiles.document import parse_profile_spec
 from berth.profiles.loading import (
     API_GROUP,
+    API_VERSION,
     KIND,
-    InvalidProfileError,
     LoadedProfile,
+    document_field,
+    framework_from_spec,
     load_profile,
 )
 
-__all__ = ["API_GROUP", "KIND", "InvalidProfileError", "LoadedProfile", "load_profile"]
+__all__ = [
+    "API_GROUP",
+    "API_VERSION",
+    "DEFAULT_MULTI_POINT",
+    "KIND",
+    "LoadedProfile",
+    "default_profile_config",
+    "document_field",
+    "framework_from_spec",
+    "load_profile",
+    "parse_profile_spec",
+    "with_defaults",
+]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from berth.engine.model.pod import Pod
 from berth.engine.plugins.default_binder import DefaultBinder
 from berth.engine.profile import PluginRef, PluginSet, ProfileConfig
 from berth.engine.registry import Registry
+from berth.profiles import framework_from_spec
 
 
 @dataclass
@@ -122,3 +124,23 @@ def cluster_of(*nodes: dict[str, object], pods: tuple[dict[str, object], ...] = 
     for raw_pod in pods:
         cluster.add_pod(Pod.from_dict(raw_pod))
     return cluster
+
+
+def fake_plugins_registry() -> Registry:
+    """Sort, Bind, filters F1 and F2, scorers S1 and S2: one of each kind a profile needs."""
+    plugins: list[Any] = [
+        FakeSort("Sort"),
+        FakeBindPlugin("Bind"),
+        FakeFilter("F1"),
+        FakeFilter("F2"),
+        FakeScore("S1"),
+        FakeScore("S2"),
+    ]
+    return Registry({p.name: (lambda _args, _handle, p=p: p) for p in plugins})
+
+
+def build_exactly(spec: dict[str, Any]) -> Framework:
+    """A profile document's `spec` (schedulerName added) built with only the plugins it lists."""
+    return framework_from_spec(
+        {"schedulerName": "t", **spec}, registry=fake_plugins_registry(), merge_defaults=False
+    )

@@ -8,7 +8,7 @@ import pytest
 
 from berth.engine.algorithm import Scheduled, SearchState, Unschedulable, schedule_one
 from berth.engine.framework.runtime import build_framework
-from berth.engine.profile import default_profile_config
+from berth.profiles import default_profile_config
 from tests.builders import make_node, make_pod
 from tests.unit.engine.fakes import cluster_of
 

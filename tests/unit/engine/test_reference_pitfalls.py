@@ -29,9 +29,9 @@ from berth.engine.framework.interfaces import NormalizeScorePlugin
 from berth.engine.framework.runtime import Framework, build_framework
 from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
-from berth.engine.profile import default_profile_config
 from berth.kube.binder import ApiBinder, binding_body, binding_path
 from berth.kube.reporting import ApiReporter
+from berth.profiles import default_profile_config
 from berth.scheduling.cache import SchedulerCache
 from berth.scheduling.cluster_events import NODE_ADD
 from berth.scheduling.loop import Scheduler

@@ -67,3 +67,55 @@ def test_deleting_retires_the_scheduler_name() -> None:
     controller.apply(_profile("p", "berth"))
     controller.delete("p")
     assert scheduler.profiles.names() == []
+
+
+def test_a_profile_that_cannot_schedule_is_invalid_and_the_last_good_one_serves() -> None:
+    controller, scheduler = _controller()
+    controller.apply(_profile("p", "berth"))
+    good = scheduler.profiles.get("berth")
+    verdict = controller.apply(
+        _profile(
+            "p",
+            "berth",
+            generation=2,
+            plugins={"preScore": {"disabled": [{"name": "PodTopologySpread"}]}},
+        )
+    )
+    assert (verdict.accepted, verdict.reason) == (False, "Invalid")
+    assert verdict.message.startswith("spec.plugins.preScore.disabled[0].name: ")
+    assert "PodTopologySpread" in verdict.message
+    assert verdict.serving_generation == 1
+    assert scheduler.profiles.get("berth") is good
+
+
+def test_args_that_crashed_the_parser_are_invalid() -> None:
+    controller, _ = _controller()
+    verdict = controller.apply(
+        _profile("p", "berth", pluginConfig=[{"name": "InterPodAffinity", "args": {1: "a"}}])
+    )
+    assert (verdict.accepted, verdict.reason) == (False, "Invalid")
+    assert verdict.message == "spec.pluginConfig[0].args: field names must be strings, got 1"
+
+
+def test_any_failure_while_building_is_invalid_not_raised(monkeypatch: Any) -> None:
+    import berth.kube.profile_controller as module
+
+    def broken(_document: object) -> None:
+        raise RuntimeError("plugin exploded")
+
+    controller, scheduler = _controller()
+    controller.apply(_profile("p", "berth"))
+    monkeypatch.setattr(module, "load_profile", broken)
+    verdict = controller.apply(_profile("p", "berth", generation=2))
+    assert (verdict.accepted, verdict.reason, verdict.serving_generation) == (False, "Invalid", 1)
+    assert "RuntimeError: plugin exploded" in verdict.message
+    assert scheduler.profiles.names() == ["berth"]
+
+
+def test_an_unknown_field_is_invalid() -> None:
+    controller, _ = _controller()
+    verdict = controller.apply(_profile("p", "berth", percentageOfNodeToScore=10))
+    assert (verdict.accepted, verdict.message) == (
+        False,
+        "spec.percentageOfNodeToScore: unknown field",
+    )

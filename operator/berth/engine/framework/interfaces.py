@@ -195,14 +195,3 @@ class EnqueueExtensions(Plugin, Protocol):
 
 
 PluginArgs = Mapping[str, Any]
-
-
-class InvalidPluginArgsError(ValueError):
-    """A plugin's args are wrong; `field` is the path inside `args`."""
-
-    def __init__(self, plugin: str, field: str, problem: str) -> None:
-        self.plugin = plugin
-        self.field = field
-        self.problem = problem
-        where = f".{field}" if field else ""
-        super().__init__(f"pluginConfig[{plugin}].args{where}: {problem}")

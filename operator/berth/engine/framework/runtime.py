@@ -1,8 +1,8 @@
-"""The framework runtime: builds a profile's plugin lists and runs each extension point.
+"""The framework runtime: a profile's plugin lists, and running each extension point.
 
-Construction mirrors kube-scheduler's (multiPoint expansion, per-point overrides,
-score weights); running mirrors its rules (PreFilter merging, first failing filter
-per node, Skip, score range checks, weighted sums).
+Construction (`building.py`) mirrors kube-scheduler's (multiPoint expansion,
+per-point overrides, score weights); running mirrors its rules (PreFilter merging,
+first failing filter per node, Skip, score range checks, weighted sums).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from berth.engine.cluster import NodeSlots
-from berth.engine.errors import FieldError
+from berth.engine.framework.building import assemble
 from berth.engine.framework.cycle_state import CycleState, PointTimer
 from berth.engine.framework.events import ClusterEventWithHint
 from berth.engine.framework.handle import FrameworkServices
@@ -25,7 +25,6 @@ from berth.engine.framework.interfaces import (
     FilterDiagnosis,
     FilterFailures,
     FilterPlugin,
-    InvalidPluginArgsError,
     NormalizeScorePlugin,
     PermitPlugin,
     Plugin,
@@ -44,37 +43,10 @@ from berth.engine.framework.interfaces import (
 from berth.engine.framework.status import SKIP, SUCCESS, Code, Status, error, unresolvable
 from berth.engine.framework.waiting_pods import MAX_PERMIT_WAIT_SECONDS, WaitingPods
 from berth.engine.model.pod import Pod
-from berth.engine.profile import EXTENSION_POINTS, MULTI_POINT, ProfileConfig
+from berth.engine.profile import EXTENSION_POINTS, ProfileConfig
 
 if TYPE_CHECKING:
     from berth.engine.registry import Registry
-
-_POINT_PROTOCOLS: dict[str, type[Any]] = {
-    "preEnqueue": PreEnqueuePlugin,
-    "queueSort": QueueSortPlugin,
-    "preFilter": PreFilterPlugin,
-    "filter": FilterPlugin,
-    "postFilter": PostFilterPlugin,
-    "preScore": PreScorePlugin,
-    "score": ScorePlugin,
-    "reserve": ReservePlugin,
-    "permit": PermitPlugin,
-    "preBind": PreBindPlugin,
-    "bind": BindPlugin,
-    "postBind": PostBindPlugin,
-}
-# Go caps the weighted total at MaxInt64; weights are 1..100 here, so this only
-# guards against absurd plugin counts.
-_MAX_TOTAL_SCORE = 2**63 - 1
-
-
-class ProfileError(ValueError):
-    """The profile cannot be built; `field` is the path inside the SchedulerProfile."""
-
-    def __init__(self, field: str, problem: str) -> None:
-        self.field = field
-        self.problem = problem
-        super().__init__(f"{field}: {problem}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,21 +71,9 @@ class Framework:
         self.waiting_pods = WaitingPods()
         # Inert until a scheduler serves this profile (see `serve`).
         self.services = FrameworkServices()
-        self.plugins: dict[str, Plugin] = {}
-        for name in sorted(self._needed_names(config)):
-            if name not in registry:
-                raise ProfileError(self._where_named(config, name), f"unknown plugin {name!r}")
-            try:
-                self.plugins[name] = registry.factory(name)(config.plugin_args.get(name), self)
-            except InvalidPluginArgsError as bad:
-                raise ProfileError(self._args_field(config, name, bad.field), bad.problem) from None
-        for index, name in enumerate(config.plugin_args):
-            if name not in registry:
-                raise ProfileError(f"spec.pluginConfig[{index}].name", f"unknown plugin {name!r}")
-
-        self.points: dict[str, list[Plugin]] = {
-            point: self._expand(config, point) for point in EXTENSION_POINTS
-        }
+        built = assemble(config, registry, handle=self)
+        self.plugins: dict[str, Plugin] = built.plugins
+        self.points: dict[str, list[Plugin]] = built.points
         self.pre_enqueue: list[PreEnqueuePlugin] = self._typed("preEnqueue")
         self.pre_filter: list[PreFilterPlugin] = self._typed("preFilter")
         self.filter: list[FilterPlugin] = self._typed("filter")
@@ -125,16 +85,8 @@ class Framework:
         self.pre_bind: list[PreBindPlugin] = self._typed("preBind")
         self.bind: list[BindPlugin] = self._typed("bind")
         self.post_bind: list[PostBindPlugin] = self._typed("postBind")
-        queue_sort = self._typed("queueSort")
-        if len(queue_sort) != 1:
-            raise ProfileError(
-                "spec.plugins.queueSort",
-                f"exactly one queue sort plugin is required, got {len(queue_sort)}",
-            )
-        self.queue_sort: QueueSortPlugin = queue_sort[0]
-        if not self.bind:
-            raise ProfileError("spec.plugins.bind", "at least one bind plugin is required")
-        self.score_weights = self._score_weights(config)
+        self.queue_sort: QueueSortPlugin = self._typed("queueSort")[0]
+        self.score_weights = built.score_weights
         # Protocol isinstance checks are slow; settle them once, not per decision.
         self._scoring: list[tuple[Any, bool, int]] = [
             (plugin, isinstance(plugin, NormalizeScorePlugin), self.score_weights[plugin.name])
@@ -145,77 +97,9 @@ class Framework:
         """A scheduler starts running this profile: its plugins now reach the scheduler's ports."""
         self.services = services
 
-    # ------------------------------------------------------------------ construction
-
-    @staticmethod
-    def _needed_names(config: ProfileConfig) -> set[str]:
-        return {ref.name for point in config.plugins.values() for ref in point.enabled}
-
-    @staticmethod
-    def _where_named(config: ProfileConfig, name: str) -> str:
-        for point, plugin_set in config.plugins.items():
-            for index, ref in enumerate(plugin_set.enabled):
-                if ref.name == name:
-                    return f"spec.plugins.{point}.enabled[{index}].name"
-        return "spec.plugins"
-
-    @staticmethod
-    def _args_field(config: ProfileConfig, name: str, inner: str) -> str:
-        index = list(config.plugin_args).index(name) if name in config.plugin_args else 0
-        return f"spec.pluginConfig[{index}].args" + (f".{inner}" if inner else "")
-
-    def _expand(self, config: ProfileConfig, point: str) -> list[Plugin]:
-        protocol = _POINT_PROTOCOLS[point]
-        specific = config.point(point)
-        enabled = [ref.name for ref in specific.enabled]
-        for index, name in enumerate(enabled):
-            if not isinstance(self.plugins[name], protocol):
-                raise ProfileError(
-                    f"spec.plugins.{point}.enabled[{index}].name",
-                    f"plugin {name!r} does not extend {point}",
-                )
-        disabled = set(specific.disabled)
-        if "*" in disabled:
-            return [self.plugins[name] for name in enabled]
-        overrides: list[str] = []
-        from_multi: list[str] = []
-        for index, ref in enumerate(config.point(MULTI_POINT).enabled):
-            if not isinstance(self.plugins[ref.name], protocol) or ref.name in disabled:
-                continue
-            if ref.name in enabled:
-                overrides.append(ref.name)
-                continue
-            if ref.name in from_multi:
-                raise ProfileError(
-                    f"spec.plugins.multiPoint.enabled[{index}].name",
-                    f"plugin {ref.name!r} already registered as {point}",
-                )
-            from_multi.append(ref.name)
-        # Order: explicit overrides of multiPoint plugins (in their own order),
-        # then multiPoint plugins, then the remaining point-specific plugins.
-        ordered = [name for name in enabled if name in overrides]
-        ordered += from_multi
-        ordered += [name for name in enabled if name not in overrides]
-        return [self.plugins[name] for name in ordered]
-
     def _typed(self, point: str) -> list[Any]:
-        # `_expand` already checked each plugin against the point's Protocol.
+        # `assemble` already checked each plugin against the point's Protocol.
         return list(self.points[point])
-
-    def _score_weights(self, config: ProfileConfig) -> dict[str, int]:
-        weights: dict[str, int] = {}
-        total = 0
-        scoring = {plugin.name for plugin in self.score}
-        for ref in (*config.point("score").enabled, *config.point(MULTI_POINT).enabled):
-            if ref.name not in scoring or ref.name in weights:
-                continue
-            weights[ref.name] = ref.weight or 1
-            total += weights[ref.name] * MAX_NODE_SCORE
-            if total > _MAX_TOTAL_SCORE:
-                raise ProfileError(
-                    "spec.plugins.score", "total score of Score plugins could overflow"
-                )
-        return weights
 
     # ------------------------------------------------------------------ queueing
 
@@ -505,16 +389,13 @@ def _failed(point: str, plugin: str, status: Status) -> Status:
 
 
 def build_framework(config: ProfileConfig, registry: Registry | None = None) -> Framework:
-    """Build a runnable profile; raises `ProfileError` naming the field at fault."""
+    """Build a runnable profile; raises `ProfileError` saying where in `config` the fault is."""
     if registry is None:
         # Imported here: the registry imports plugin modules, which import this one.
         from berth.engine.registry import IN_TREE
 
         registry = IN_TREE
-    try:
-        return Framework(config, registry)
-    except FieldError as bad:
-        raise ProfileError(bad.field, bad.problem) from None
+    return Framework(config, registry)
 
 
 def plugin_summary(framework: Framework) -> dict[str, list[str]]:

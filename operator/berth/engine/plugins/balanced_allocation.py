@@ -14,10 +14,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from berth.engine.cluster import NodeSlots
+from berth.engine.errors import InvalidPluginArgsError
 from berth.engine.framework import names
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.handle import Handle
-from berth.engine.framework.interfaces import InvalidPluginArgsError, PluginArgs, Scores
+from berth.engine.framework.interfaces import PluginArgs, Scores
 from berth.engine.framework.status import SKIP, SUCCESS, Status
 from berth.engine.model.pod import Pod
 from berth.engine.scoring.resource_allocation import (

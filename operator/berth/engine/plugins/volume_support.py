@@ -7,6 +7,7 @@ It sits where kube-scheduler's VolumeBinding sits in the default profile (same n
 from __future__ import annotations
 
 from berth.engine.cluster import NodeSlots
+from berth.engine.errors import InvalidPluginArgsError
 from berth.engine.framework import names
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.events import ClusterEventWithHint
@@ -49,6 +50,13 @@ class VolumeSupport:
         return []
 
 
+# The fields of kube-scheduler's v1 VolumeBindingArgs; strict decoding refuses any other.
+_ARG_FIELDS = frozenset({"apiVersion", "kind", "bindTimeoutSeconds", "shape"})
+
+
 def new_plugin(args: PluginArgs | None, handle: Handle | None = None) -> VolumeSupport:
     """Accepts and ignores `VolumeBindingArgs` (bindTimeoutSeconds, shape): nothing binds yet."""
+    unknown = sorted(set(args or {}) - _ARG_FIELDS)
+    if unknown:
+        raise InvalidPluginArgsError(names.VOLUME_BINDING, unknown[0], "unknown field")
     return VolumeSupport()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from berth.engine.framework.interfaces import InvalidPluginArgsError
+from berth.engine.errors import InvalidPluginArgsError
 from berth.engine.model.resources import CPU, MEMORY
 
 

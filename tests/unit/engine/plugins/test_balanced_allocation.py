@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.engine.cluster import ClusterState
+from berth.engine.errors import InvalidPluginArgsError
 from berth.engine.framework.cycle_state import CycleState
-from berth.engine.framework.interfaces import InvalidPluginArgsError
 from berth.engine.framework.status import Code
 from berth.engine.plugins.balanced_allocation import new_plugin
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from berth.engine.cluster import ClusterState, NodeSlots
+from berth.engine.errors import InvalidPluginArgsError
 from berth.engine.framework.cycle_state import CycleState
-from berth.engine.framework.interfaces import InvalidPluginArgsError
 from berth.engine.framework.status import Code, Status
 from berth.engine.framework.verdicts import Verdicts, reject_where
 from berth.engine.model.pod import Pod

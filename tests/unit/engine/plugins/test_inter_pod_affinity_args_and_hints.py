@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from berth.engine.errors import InvalidPluginArgsError
 from berth.engine.framework.events import Action, QueueingHint, Resource
-from berth.engine.framework.interfaces import InvalidPluginArgsError
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
 from berth.engine.plugins.inter_pod_affinity import InterPodAffinityArgs, new_plugin

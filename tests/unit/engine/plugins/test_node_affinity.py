@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.engine.cluster import ClusterState
+from berth.engine.errors import InvalidPluginArgsError
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.events import Action, ClusterEvent, QueueingHint, Resource
-from berth.engine.framework.interfaces import InvalidPluginArgsError
 from berth.engine.framework.status import Code
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod

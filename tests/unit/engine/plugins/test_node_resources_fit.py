@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.engine.cluster import ClusterState
+from berth.engine.errors import InvalidPluginArgsError
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.events import Action, QueueingHint, Resource
-from berth.engine.framework.interfaces import InvalidPluginArgsError
 from berth.engine.framework.status import Code
 from berth.engine.model.pod import Pod
 from berth.engine.plugins.node_resources_fit import (

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from berth.engine.cluster import Workload
+from berth.engine.errors import InvalidPluginArgsError
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.events import Action, ClusterEvent, QueueingHint, Resource
-from berth.engine.framework.interfaces import InvalidPluginArgsError
 from berth.engine.framework.names import POD_TOPOLOGY_SPREAD
 from berth.engine.model.labels import LabelSelector, Operator, Requirement
 from berth.engine.model.node import Node

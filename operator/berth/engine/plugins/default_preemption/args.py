@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from berth.engine.errors import InvalidPluginArgsError
 from berth.engine.framework import names
-from berth.engine.framework.interfaces import InvalidPluginArgsError, PluginArgs
+from berth.engine.framework.interfaces import PluginArgs
 
 PLUGIN = names.DEFAULT_PREEMPTION
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10

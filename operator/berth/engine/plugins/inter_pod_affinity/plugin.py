@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from berth.engine.cluster import NodeSlots
+from berth.engine.errors import InvalidPluginArgsError
 from berth.engine.framework import names
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.events import (
@@ -17,7 +18,6 @@ from berth.engine.framework.events import (
 )
 from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import (
-    InvalidPluginArgsError,
     PluginArgs,
     PreFilterResult,
     Scores,

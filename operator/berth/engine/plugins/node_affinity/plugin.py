@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.engine.cluster import NodeSlots
-from berth.engine.errors import FieldError
+from berth.engine.errors import FieldError, InvalidPluginArgsError
 from berth.engine.framework import names
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.events import (
@@ -20,7 +20,6 @@ from berth.engine.framework.events import (
 )
 from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import (
-    InvalidPluginArgsError,
     PluginArgs,
     PreFilterResult,
     Scores,

@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from berth.engine.errors import InvalidPluginArgsError
 from berth.engine.framework import names
-from berth.engine.framework.interfaces import InvalidPluginArgsError, PluginArgs
+from berth.engine.framework.interfaces import PluginArgs
 from berth.engine.scoring.resource_specs import (
     DEFAULT_RESOURCE_SPECS,
     ResourceSpec,

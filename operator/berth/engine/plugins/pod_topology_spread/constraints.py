@@ -18,7 +18,8 @@ from typing import Any
 
 from berth.engine.cluster import ClusterState, Workload
 from berth.engine.cluster.zones import ZONE_LABEL
-from berth.engine.framework.interfaces import InvalidPluginArgsError, PluginArgs
+from berth.engine.errors import InvalidPluginArgsError
+from berth.engine.framework.interfaces import PluginArgs
 from berth.engine.framework.names import POD_TOPOLOGY_SPREAD
 from berth.engine.model.labels import LabelSelector, Operator, Requirement
 from berth.engine.model.pod import (
