@@ -11,7 +11,7 @@ import asyncio
 import logging
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from berth.engine.errors import InvalidObjectError
@@ -52,7 +52,6 @@ class Settings:
     peering_lifetime_seconds: int = 15
     standalone: bool = False
     priority: int | None = None  # None: derived from the pod IP or identity
-    identity: str = ""
     kubeconfig: str = ""
     seed: int | None = None  # tie-break RNG seed; None = random
 
@@ -65,7 +64,6 @@ class Leadership:
     """Counts running leadership daemons; the loop runs while at least one does."""
 
     holders: int = 0
-    changes: list[bool] = field(default_factory=list)
 
 
 class BerthApp:
@@ -134,7 +132,6 @@ class BerthApp:
             self._loop_task = asyncio.create_task(
                 self.scheduler.run(), name="berth-scheduling-loop"
             )
-            self.leadership.changes.append(True)
             if self.metrics is not None:
                 self.metrics.leader(True)
             logger.info("Leading: the scheduling loop runs")
@@ -149,7 +146,6 @@ class BerthApp:
                 self._loop_task.cancel()
                 await asyncio.gather(self._loop_task, return_exceptions=True)
                 self._loop_task = None
-            self.leadership.changes.append(False)
             if self.metrics is not None:
                 self.metrics.leader(False)
             logger.info("Standing by: the scheduling loop is paused")

@@ -36,9 +36,7 @@ class PrometheusObserver:
         self.metrics.set_cache_size(nodes=nodes, pods=pods, assumed_pods=assumed)
 
     def preemption(self, *, victims: int | None) -> None:
-        self.metrics.preemption_attempts.inc()
-        if victims is not None:
-            self.metrics.preemption_victims.observe(victims)
+        self.metrics.observe_preemption(victims)
 
     def cycle(
         self,
