@@ -19,6 +19,7 @@ from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
 from berth.kube.api import ApiSession
 from berth.kube.observer import PrometheusObserver
+from berth.kube.settings import Settings
 from berth.scheduling.loop import Scheduler
 from berth.scheduling.ports import Binder, MonotonicClock, Preemptor, Reporter
 
@@ -35,28 +36,6 @@ def _readable(parse: Callable[[dict[str, Any]], T], raw: dict[str, Any]) -> T | 
     except InvalidObjectError as error:
         logger.warning("Ignoring an object Berth cannot read: %s", error)
         return None
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """Global settings of one Berth process (flags, environment, config file)."""
-
-    metrics_host: str = "0.0.0.0"
-    metrics_port: int = 10260
-    parallel_binds: int = 64
-    pod_initial_backoff_seconds: float = 1.0
-    pod_max_backoff_seconds: float = 10.0
-    pod_max_in_unschedulable_seconds: float = 300.0
-    percentage_of_nodes_to_score: int = 0
-    peering_name: str = "berth"
-    peering_lifetime_seconds: int = 15
-    standalone: bool = False
-    priority: int | None = None  # None: derived from the pod IP or identity
-    kubeconfig: str = ""
-    seed: int | None = None  # tie-break RNG seed; None = random
-
-    def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
 @dataclass(slots=True)
