@@ -28,6 +28,8 @@ from berth.kube.settings import (
 
 logger = logging.getLogger("berth")
 
+_METAVARS = {int: "N", float: "SECONDS", str: "TEXT"}
+
 
 def resolve_settings(args: argparse.Namespace, environ: dict[str, str]) -> Settings:
     """The effective settings of `berth run` with these arguments in this environment."""
@@ -43,10 +45,13 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--config", type=Path, help=f"YAML file of settings, camelCase keys [{CONFIG_ENV}]"
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help=f"YAML file of settings, camelCase keys [{CONFIG_ENV}]",
     )
     parser.add_argument(
-        "--write-config-to", type=Path, help="write the effective settings and exit"
+        "--write-config-to", type=Path, metavar="FILE", help="write the effective settings and exit"
     )
     for spec in SETTINGS:
         help_text = f"{spec.help} [{spec.env}]"
@@ -55,7 +60,13 @@ def register(subparsers: Any) -> None:
                 f"--{spec.flag}", dest=spec.field, action="store_const", const=True, help=help_text
             )
         else:
-            parser.add_argument(f"--{spec.flag}", dest=spec.field, type=spec.kind, help=help_text)
+            parser.add_argument(
+                f"--{spec.flag}",
+                dest=spec.field,
+                type=spec.kind,
+                metavar=_METAVARS[spec.kind],
+                help=help_text,
+            )
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.set_defaults(handler=run)
 
