@@ -55,7 +55,7 @@ class Settings:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SettingSpec:
     """One setting under its three spellings: flag, environment variable and config key."""
 
@@ -77,36 +77,80 @@ class SettingSpec:
 
 SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec(
-        "kubeconfig", "kubeconfig", str, "kubeconfig file (else KUBECONFIG, else in-cluster)"
-    ),
-    SettingSpec("metrics_host", "metrics-host", str, "address of /metrics, /healthz, /configz"),
-    SettingSpec("metrics_port", "metrics-port", int, "port of /metrics, /healthz, /configz"),
-    SettingSpec("parallel_binds", "parallel-binds", int, "Binding requests in flight at most"),
-    SettingSpec(
-        "pod_initial_backoff_seconds", "pod-initial-backoff-seconds", float, "first backoff"
-    ),
-    SettingSpec("pod_max_backoff_seconds", "pod-max-backoff-seconds", float, "longest backoff"),
-    SettingSpec(
-        "pod_max_in_unschedulable_seconds",
-        "pod-max-in-unschedulable-seconds",
-        float,
-        "longest stay in the unschedulable queue before a retry",
+        field="kubeconfig",
+        flag="kubeconfig",
+        kind=str,
+        help="kubeconfig file (else KUBECONFIG, else in-cluster)",
     ),
     SettingSpec(
-        "percentage_of_nodes_to_score",
-        "percentage-of-nodes-to-score",
-        int,
-        "0 = adaptive, as kube-scheduler",
+        field="metrics_host",
+        flag="metrics-host",
+        kind=str,
+        help="address of /metrics, /healthz, /configz",
     ),
-    SettingSpec("peering_name", "peering", str, "the ClusterKopfPeering used for leader election"),
     SettingSpec(
-        "peering_lifetime_seconds", "peering-lifetime-seconds", int, "peer record lifetime"
+        field="metrics_port",
+        flag="metrics-port",
+        kind=int,
+        help="port of /metrics, /healthz, /configz",
     ),
-    SettingSpec("standalone", "standalone", bool, "no peering: always active"),
     SettingSpec(
-        "priority", "priority", int, "peering priority (default: from POD_IP)", optional=True
+        field="parallel_binds",
+        flag="parallel-binds",
+        kind=int,
+        help="Binding requests in flight at most",
     ),
-    SettingSpec("seed", "seed", int, "seed of the tie-break RNG (default: random)", optional=True),
+    SettingSpec(
+        field="pod_initial_backoff_seconds",
+        flag="pod-initial-backoff-seconds",
+        kind=float,
+        help="first backoff",
+    ),
+    SettingSpec(
+        field="pod_max_backoff_seconds",
+        flag="pod-max-backoff-seconds",
+        kind=float,
+        help="longest backoff",
+    ),
+    SettingSpec(
+        field="pod_max_in_unschedulable_seconds",
+        flag="pod-max-in-unschedulable-seconds",
+        kind=float,
+        help="longest stay in the unschedulable queue before a retry",
+    ),
+    SettingSpec(
+        field="percentage_of_nodes_to_score",
+        flag="percentage-of-nodes-to-score",
+        kind=int,
+        help="0 = adaptive, as kube-scheduler",
+    ),
+    SettingSpec(
+        field="peering_name",
+        flag="peering",
+        kind=str,
+        help="the ClusterKopfPeering used for leader election",
+    ),
+    SettingSpec(
+        field="peering_lifetime_seconds",
+        flag="peering-lifetime-seconds",
+        kind=int,
+        help="peer record lifetime",
+    ),
+    SettingSpec(field="standalone", flag="standalone", kind=bool, help="no peering: always active"),
+    SettingSpec(
+        field="priority",
+        flag="priority",
+        kind=int,
+        help="peering priority (default: from POD_IP)",
+        optional=True,
+    ),
+    SettingSpec(
+        field="seed",
+        flag="seed",
+        kind=int,
+        help="seed of the tie-break RNG (default: random)",
+        optional=True,
+    ),
 )
 
 _BY_FIELD = {spec.field: spec for spec in SETTINGS}
