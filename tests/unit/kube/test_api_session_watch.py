@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestServer
 
 from berth.kube.api import ApiError, ApiSession, Unauthorized, error_from_status
+from tests.unit.kube.fakes import http_stub
 
 POD = {"metadata": {"name": "web", "resourceVersion": "7"}}
 GONE = {
@@ -50,10 +50,8 @@ class WatchStub:
 @pytest.fixture
 async def stub() -> AsyncIterator[tuple[WatchStub, str]]:
     handler = WatchStub()
-    app = web.Application()
-    app.router.add_route("GET", "/{tail:.*}", handler.handle)
-    async with TestServer(app) as server:
-        yield handler, str(server.make_url("")).rstrip("/")
+    async with http_stub(handler.handle) as url:
+        yield handler, url
 
 
 async def test_events_arrive_in_order_until_the_server_ends_the_stream(
