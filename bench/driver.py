@@ -123,8 +123,6 @@ class PodRecorder:
                         obj = event["object"]
                         version = obj.get("metadata", {}).get("resourceVersion", version)
                         kind = event["type"]
-                        if kind == "ERROR":
-                            raise ApiError("WATCH", path, obj.get("code", 500), obj)
                         if kind in ("ADDED", "MODIFIED"):
                             self._record(obj, now)
             except ApiError as error:

@@ -69,8 +69,6 @@ async def _follow(
                     kind = event["type"]
                     obj = event["object"]
                     version = obj.get("metadata", {}).get("resourceVersion", version)
-                    if kind == "ERROR":
-                        raise ApiError("WATCH", path, obj.get("code", 500), obj)
                     if kind != "BOOKMARK":
                         handle(kind, obj)
         except ApiError as error:
@@ -79,7 +77,7 @@ async def _follow(
 
 
 async def run(kubeconfig: Path, ready_file: Path | None) -> None:
-    async with KubeClient.from_kubeconfig(kubeconfig, concurrency=IN_FLIGHT) as client:
+    async with KubeClient.open(kubeconfig, concurrency=IN_FLIGHT) as client:
         ring = NodeRing()
         seen: set[tuple[str, str]] = set()
         tasks: set[asyncio.Task[None]] = set()

@@ -327,8 +327,6 @@ class BindingRecorder:
                 ):
                     if event["type"] in ("ADDED", "MODIFIED"):
                         self._record(event["object"])
-                    elif event["type"] == "ERROR":
-                        break
             except ApiError as error:
                 if error.status != 410:  # 410 Gone: too old a resourceVersion; re-list
                     raise

@@ -1,14 +1,14 @@
 """`berth run`: the scheduler itself, as a kopf operator with peering as leader election.
 
-Settings come from defaults < a config file (`--config`) < BERTH_* environment
-variables < flags. `--write-config-to FILE` writes the effective settings and
-exits, like kube-scheduler's flag of that name.
+Settings come from defaults < a config file (`--config`, else $BERTH_CONFIG) <
+BERTH_* environment variables < flags; each flag's variable is shown in
+brackets. `--write-config-to FILE` writes the effective settings and exits,
+like kube-scheduler's flag of that name.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import logging
 import os
 import sys
@@ -17,104 +17,24 @@ from typing import Any
 
 import yaml
 
-from berth.kube.app import Settings
+from berth.kube.settings import (
+    CONFIG_ENV,
+    SETTINGS,
+    Settings,
+    SettingsError,
+    load_settings,
+    settings_document,
+)
 
 logger = logging.getLogger("berth")
 
-# flag name -> (Settings field, type)
-_FLAGS: dict[str, tuple[str, type]] = {
-    "kubeconfig": ("kubeconfig", str),
-    "metrics-host": ("metrics_host", str),
-    "metrics-port": ("metrics_port", int),
-    "parallel-binds": ("parallel_binds", int),
-    "pod-initial-backoff-seconds": ("pod_initial_backoff_seconds", float),
-    "pod-max-backoff-seconds": ("pod_max_backoff_seconds", float),
-    "pod-max-in-unschedulable-seconds": ("pod_max_in_unschedulable_seconds", float),
-    "percentage-of-nodes-to-score": ("percentage_of_nodes_to_score", int),
-    "peering": ("peering_name", str),
-    "peering-lifetime-seconds": ("peering_lifetime_seconds", int),
-    "priority": ("priority", int),
-    "seed": ("seed", int),
-}
-
-
-_KIND_BY_FIELD: dict[str, type] = dict(_FLAGS.values()) | {"standalone": bool}
-
-
-def _camel(field: str) -> str:
-    head, *rest = field.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
-class ConfigError(ValueError):
-    pass
-
-
-def _coerce(value: object, kind: type, where: str) -> Any:
-    if kind is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
-            return value.lower() in ("true", "1")
-        raise ConfigError(f"{where}: expected true or false, got {value!r}")
-    try:
-        return kind(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{where}: expected {kind.__name__}, got {value!r}") from None
-
-
-def _validate(settings: Settings) -> None:
-    checks = [
-        (settings.metrics_port, 0, 65535, "metricsPort"),
-        (settings.parallel_binds, 1, 10_000, "parallelBinds"),
-        (settings.percentage_of_nodes_to_score, 0, 100, "percentageOfNodesToScore"),
-        (settings.peering_lifetime_seconds, 5, 3600, "peeringLifetimeSeconds"),
-    ]
-    for value, low, high, name in checks:
-        if not low <= value <= high:
-            raise ConfigError(f"{name}: must be between {low} and {high}, got {value}")
-    if settings.pod_initial_backoff_seconds <= 0:
-        raise ConfigError("podInitialBackoffSeconds: must be positive")
-    if settings.pod_max_backoff_seconds < settings.pod_initial_backoff_seconds:
-        raise ConfigError("podMaxBackoffSeconds: must not be less than podInitialBackoffSeconds")
+_METAVARS = {int: "N", float: "SECONDS", str: "TEXT"}
 
 
 def resolve_settings(args: argparse.Namespace, environ: dict[str, str]) -> Settings:
-    fields = {f.name: f for f in dataclasses.fields(Settings)}
-    values: dict[str, Any] = {}
-    if args.config is not None:
-        try:
-            document = yaml.safe_load(Path(args.config).read_text()) or {}
-        except (OSError, yaml.YAMLError) as error:
-            raise ConfigError(f"{args.config}: cannot read: {error}") from None
-        if not isinstance(document, dict):
-            raise ConfigError(f"{args.config}: expected a mapping of settings")
-        by_camel = {_camel(name): name for name in fields}
-        for key, value in document.items():
-            name = by_camel.get(key)
-            if name is None:
-                raise ConfigError(
-                    f"{args.config}: unknown setting {key!r}; known: {sorted(by_camel)}"
-                )
-            kind = _KIND_BY_FIELD.get(name, str)
-            values[name] = _coerce(value, kind, f"{args.config}: {key}")
-    for flag, (name, kind) in _FLAGS.items():
-        env_name = "BERTH_" + flag.upper().replace("-", "_")
-        if name == "kubeconfig" and "KUBECONFIG" in environ:
-            values[name] = environ["KUBECONFIG"]
-        if env_name in environ:
-            values[name] = _coerce(environ[env_name], kind, env_name)
-        flag_value = getattr(args, name)
-        if flag_value is not None:
-            values[name] = flag_value
-    if "BERTH_STANDALONE" in environ:
-        values["standalone"] = _coerce(environ["BERTH_STANDALONE"], bool, "BERTH_STANDALONE")
-    if args.standalone:
-        values["standalone"] = True
-    values.setdefault("identity", environ.get("POD_ID", ""))
-    settings = Settings(**values)
-    _validate(settings)
-    return settings
+    """The effective settings of `berth run` with these arguments in this environment."""
+    flags = {spec.field: getattr(args, spec.field) for spec in SETTINGS}
+    return load_settings(environ=environ, config=args.config, flags=flags)
 
 
 def register(subparsers: Any) -> None:
@@ -124,13 +44,29 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--config", type=Path, help="YAML file of settings (camelCase keys)")
     parser.add_argument(
-        "--write-config-to", type=Path, help="write the effective settings and exit"
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help=f"YAML file of settings, camelCase keys [{CONFIG_ENV}]",
     )
-    for flag, (name, kind) in _FLAGS.items():
-        parser.add_argument(f"--{flag}", dest=name, type=kind, default=None)
-    parser.add_argument("--standalone", action="store_true", help="no peering: always active")
+    parser.add_argument(
+        "--write-config-to", type=Path, metavar="FILE", help="write the effective settings and exit"
+    )
+    for spec in SETTINGS:
+        help_text = f"{spec.help} [{spec.env}]"
+        if spec.kind is bool:
+            parser.add_argument(
+                f"--{spec.flag}", dest=spec.field, action="store_const", const=True, help=help_text
+            )
+        else:
+            parser.add_argument(
+                f"--{spec.flag}",
+                dest=spec.field,
+                type=spec.kind,
+                metavar=_METAVARS[spec.kind],
+                help=help_text,
+            )
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.set_defaults(handler=run)
 
@@ -146,27 +82,23 @@ def run(args: argparse.Namespace) -> int:
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
     try:
         settings = resolve_settings(args, dict(os.environ))
-    except ConfigError as error:
+    except SettingsError as error:
         print(f"berth run: {error}", file=sys.stderr)
         return 2
     if args.write_config_to is not None:
-        document = {_camel(k): v for k, v in settings.to_dict().items() if v is not None}
-        args.write_config_to.write_text(yaml.safe_dump(document, sort_keys=True))
+        text = yaml.safe_dump(settings_document(settings), sort_keys=True)
+        try:
+            args.write_config_to.write_text(text, encoding="utf-8")
+        except OSError as error:
+            print(f"berth run: {args.write_config_to}: cannot write: {error}", file=sys.stderr)
+            return 2
         return 0
 
     import kopf
 
     import berth.kube.handlers  # noqa: F401 - registers the handlers
-    from berth.kube.wiring import default_priority
 
-    kopf_settings = kopf.OperatorSettings()
-    kopf_settings.peering.lifetime = settings.peering_lifetime_seconds
-    kopf.run(
-        clusterwide=True,
-        settings=kopf_settings,
-        standalone=settings.standalone,
-        peering_name=None if settings.standalone else settings.peering_name,
-        priority=settings.priority if settings.priority is not None else default_priority(),
-        memo=kopf.Memo(settings=settings),
-    )
+    # Peering (leader election) is set up by the startup handler, from these settings:
+    # the same code serves `kopf run -m berth.kube.handlers`.
+    kopf.run(clusterwide=True, memo=kopf.Memo(settings=settings))
     return 0

@@ -9,7 +9,7 @@ Node/Pod helpers.
 from berth.controlplane.binaries import BinariesNotFound, ControlPlaneBinaries, find_binaries
 from berth.controlplane.client import ApiError, KubeClient
 from berth.controlplane.cluster import LocalControlPlane
-from berth.controlplane.kubeconfig import KubeconfigCredentials, read_kubeconfig
+from berth.controlplane.kubeconfig import KubeconfigCredentials
 from berth.controlplane.objects import (
     NodeTemplate,
     PodTemplate,
@@ -42,7 +42,6 @@ __all__ = [
     "find_binaries",
     "node_manifest",
     "pod_manifest",
-    "read_kubeconfig",
     "read_placements",
     "wait_for_event",
     "wait_for_pods_bound",

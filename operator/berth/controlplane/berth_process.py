@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 
 from berth.controlplane.cluster import LocalControlPlane
@@ -38,36 +39,48 @@ def install(plane: LocalControlPlane, *, repo: Path = REPO) -> None:
 
 
 class BerthReplica:
-    """One `berth run` process with its own metrics port and peer identity."""
+    """One Berth process with its own metrics port and peer identity.
+
+    `berth run` by default; `via_kopf_run` starts the development entry point
+    `kopf run -A -m berth.kube.handlers` instead, whose settings can only come
+    from BERTH_* variables (`env`, on top of this process's environment).
+    """
 
     def __init__(
-        self, plane: LocalControlPlane, name: str, *, extra_args: tuple[str, ...] = ()
+        self,
+        plane: LocalControlPlane,
+        name: str,
+        *,
+        extra_args: tuple[str, ...] = (),
+        env: Mapping[str, str] | None = None,
+        via_kopf_run: bool = False,
     ) -> None:
         self.plane = plane
         self.name = name
         self.metrics_port = free_loopback_port()
         kubeconfig = plane.serviceaccount_kubeconfig(NAMESPACE, SERVICE_ACCOUNT)
-        env = dict(os.environ)
-        env.update(
+        environment = dict(os.environ)
+        environment.update(
             {
                 "KUBECONFIG": str(kubeconfig),
                 "POD_ID": name,
                 "PYTHONUNBUFFERED": "1",
             }
         )
+        if via_kopf_run:
+            environment.update(
+                {"BERTH_METRICS_HOST": "127.0.0.1", "BERTH_METRICS_PORT": str(self.metrics_port)}
+            )
+            command = ["kopf", "run", "--all-namespaces", "-m", "berth.kube.handlers"]
+        else:
+            metrics = ["--metrics-host=127.0.0.1", f"--metrics-port={self.metrics_port}"]
+            command = ["berth", "run", *metrics]
+        environment.update(env or {})
         self.process = ManagedProcess(
             f"berth-{name}",
-            [
-                sys.executable,
-                "-m",
-                "berth",
-                "run",
-                "--metrics-host=127.0.0.1",
-                f"--metrics-port={self.metrics_port}",
-                *extra_args,
-            ],
+            [sys.executable, "-m", *command, *extra_args],
             log_path=plane.run_dir / f"berth-{name}.log",
-            env=env,
+            env=environment,
         )
 
     def start(self) -> BerthReplica:

@@ -36,6 +36,7 @@ from berth.controlplane.processes import (
     free_loopback_port,
     wait_until,
 )
+from berth.kube.api import error_from_response
 
 __all__ = ["DEFAULT_DISABLED_ADMISSION_PLUGINS", "LocalControlPlane"]
 
@@ -215,9 +216,7 @@ class LocalControlPlane:
 
     def client(self, kubeconfig: Path | None = None, *, concurrency: int = 64) -> KubeClient:
         """An async REST client (admin unless told otherwise); open it with `async with`."""
-        return KubeClient.from_kubeconfig(
-            kubeconfig or self.admin_kubeconfig, concurrency=concurrency
-        )
+        return KubeClient.open(kubeconfig or self.admin_kubeconfig, concurrency=concurrency)
 
     def env(self) -> dict[str, str]:
         """Environment variables pointing clients (kubectl, kopf) at this control plane."""
@@ -322,7 +321,7 @@ class LocalControlPlane:
         """A synchronous admin call, for set-up steps outside an event loop.
 
         Statuses in `ok_statuses` (e.g. 409 for "already exists") are returned
-        as their decoded body instead of raising.
+        as their decoded body instead of raising berth.kube.api's ApiError.
         """
         if self._admin_ssl is None:
             raise RuntimeError("control plane not started")
@@ -336,16 +335,15 @@ class LocalControlPlane:
                 headers["Content-Type"] = "application/json"
             connection.request(method, path, body=payload, headers=headers)
             response = connection.getresponse()
-            text = response.read().decode("utf-8", errors="replace")
+            raw = response.read()
         finally:
             connection.close()
-        try:
-            decoded = json.loads(text) if text else None
-        except json.JSONDecodeError:
-            decoded = text
         if response.status >= 300 and response.status not in ok_statuses:
-            raise RuntimeError(f"{method} {path}: HTTP {response.status}: {text[:500]}")
-        return decoded
+            raise error_from_response(response.status, raw, method=method, path=path)
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError:
+            return raw.decode("utf-8", errors="replace")
 
     # -- the reference kube-scheduler ------------------------------------------------------
 

@@ -1,8 +1,9 @@
 """Kubeconfig files for the local control plane's identities.
 
-Every client — kubectl, kopf, the Python helpers here, a benchmark driver —
-reads the same kind of file, so the control plane writes one per identity
-(admin, scheduler, any test user or ServiceAccount) and hands out paths.
+Every client — kubectl, kopf, Berth's API session (which the test client is
+too), a benchmark driver — reads the same kind of file, so the control plane
+writes one per identity (admin, scheduler, any test user or ServiceAccount)
+and hands out paths. Reading them is berth.kube.api's job, not this module's.
 The files are JSON, which is valid YAML and so readable by every kubeconfig
 loader, and needs no YAML writer here.
 """
@@ -15,9 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-__all__ = ["KubeconfigCredentials", "read_kubeconfig", "write_kubeconfig"]
+__all__ = ["KubeconfigCredentials", "write_kubeconfig"]
 
 
 @dataclass(frozen=True)
@@ -60,31 +59,3 @@ def write_kubeconfig(path: Path, credentials: KubeconfigCredentials, *, user: st
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump(document, handle, indent=2)
     return path
-
-
-def read_kubeconfig(path: Path) -> KubeconfigCredentials:
-    """The current context's credentials from a kubeconfig with file references.
-
-    Only what this package writes is supported (paths, not inline data), which
-    keeps this from growing into a second kubeconfig implementation.
-    """
-    document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    context_name = document["current-context"]
-    context = next(c["context"] for c in document["contexts"] if c["name"] == context_name)
-    cluster = next(c["cluster"] for c in document["clusters"] if c["name"] == context["cluster"])
-    user = next(u["user"] for u in document["users"] if u["name"] == context["user"])
-    base = path.parent
-
-    def resolve(value: str | None) -> Path | None:
-        return None if value is None else (base / value).resolve()
-
-    ca_path = resolve(cluster.get("certificate-authority"))
-    if ca_path is None:
-        raise ValueError(f"{path}: cluster has no certificate-authority file")
-    return KubeconfigCredentials(
-        server=cluster["server"],
-        ca_path=ca_path,
-        cert_path=resolve(user.get("client-certificate")),
-        key_path=resolve(user.get("client-key")),
-        token=user.get("token"),
-    )

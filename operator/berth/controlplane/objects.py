@@ -248,8 +248,6 @@ async def wait_for_pods_bound(
                         record(event["object"])
                         if len(placements) == len(wanted):
                             return
-                    elif event["type"] == "ERROR":
-                        break
             except ApiError as error:
                 if error.status != 410:  # 410 Gone: too old a resourceVersion; re-list
                     raise
@@ -321,7 +319,7 @@ async def wait_for_event(
 
 
 async def _gather_bounded(calls: Iterable[Any]) -> None:
-    """Await coroutines concurrently; the client's semaphore bounds requests in flight.
+    """Await coroutines concurrently; the client's connection limit bounds requests in flight.
 
     Coroutines are scheduled in chunks so that 10,000 of them do not all sit
     in memory as tasks at once.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import ssl
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -34,6 +34,8 @@ __all__ = [
     "PatchType",
     "Unauthorized",
     "connection_info_from_kubeconfig",
+    "error_from_response",
+    "error_from_status",
 ]
 
 JsonObject = dict[str, Any]
@@ -43,6 +45,8 @@ PatchType = Literal["merge", "strategic", "json-patch"]
 # callers bound their own concurrency below this (binds in flight, reporter sends).
 DEFAULT_CONNECTION_LIMIT = 100
 DEFAULT_REQUEST_TIMEOUT = 30.0
+# Watch events arrive one JSON document a line; big objects need more than aiohttp's 64 KiB.
+WATCH_LINE_BUFFER = 4 * 1024 * 1024
 
 _PATCH_CONTENT_TYPES: dict[str, str] = {
     "merge": "application/merge-patch+json",
@@ -74,25 +78,33 @@ class ApiTransportError(Exception):
     """No HTTP answer at all: connection refused or reset, TLS failure, timeout."""
 
 
-def _error_from(status: int, body: bytes, *, method: str, path: str) -> ApiError:
-    reason, message = "", body.decode("utf-8", errors="replace")
+def error_from_response(status: int, body: bytes, *, method: str, path: str) -> ApiError:
+    """The typed error of a non-2xx answer (its body is usually a Status object)."""
     try:
         decoded = json.loads(body) if body else None
     except ValueError:
         decoded = None
-    if isinstance(decoded, dict):
-        reason = str(decoded.get("reason", ""))
-        message = str(decoded.get("message", message))
-    if status == 401:
-        reason = reason or "Unauthorized"
+    text = body.decode("utf-8", errors="replace")
+    decoded = {"message": text, **decoded} if isinstance(decoded, dict) else {"message": text}
+    return error_from_status(decoded, status=status, method=method, path=path)
+
+
+def error_from_status(
+    status_object: Mapping[str, Any], *, status: int | None = None, method: str, path: str
+) -> ApiError:
+    """The typed error a Status object describes (an error answer, or a watch's ERROR event)."""
+    code = status if status is not None else int(status_object.get("code") or 500)
+    reason = str(status_object.get("reason", ""))
+    message = str(status_object.get("message", ""))
+    if code == 401:
         return Unauthorized(
-            status,
-            reason,
+            code,
+            reason or "Unauthorized",
             f"the API server rejected Berth's credentials ({message or 'no message'})",
             method=method,
             path=path,
         )
-    return ApiError(status, reason, message, method=method, path=path)
+    return ApiError(code, reason, message, method=method, path=path)
 
 
 class ApiSession:
@@ -110,7 +122,7 @@ class ApiSession:
         headers: Mapping[str, str] | None = None,
         token_file: Path | None = None,
         connection_limit: int = DEFAULT_CONNECTION_LIMIT,
-        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,  # None: no limit
     ) -> None:
         self.server = server.rstrip("/")
         self._headers = {"Accept": "application/json", **(headers or {})}
@@ -133,8 +145,8 @@ class ApiSession:
         *,
         token_file: Path | None = None,
         connection_limit: int = DEFAULT_CONNECTION_LIMIT,
-        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
-    ) -> ApiSession:
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+    ) -> Self:
         """Reuse kopf's login result: same server, CA, client certificate and token."""
         return cls(
             info.server,
@@ -152,8 +164,8 @@ class ApiSession:
         context: str | None = None,
         *,
         connection_limit: int = DEFAULT_CONNECTION_LIMIT,
-        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
-    ) -> ApiSession:
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+    ) -> Self:
         info, token_file = connection_info_from_kubeconfig(Path(path), context)
         return cls.from_connection_info(
             info,
@@ -197,7 +209,7 @@ class ApiSession:
         if status == 401 and self._reload_token():
             status, raw = await self._send(method, path, data, params, content_type)
         if status >= 300:
-            raise _error_from(status, raw, method=method, path=path)
+            raise error_from_response(status, raw, method=method, path=path)
         if not raw:
             return None
         try:
@@ -273,6 +285,50 @@ class ApiSession:
             if not continue_token:
                 return items, str(metadata.get("resourceVersion", ""))
             query["continue"] = continue_token
+
+    async def watch(
+        self,
+        path: str,
+        *,
+        resource_version: str,
+        params: Mapping[str, str] | None = None,
+        timeout_seconds: int = 60,
+    ) -> AsyncIterator[JsonObject]:
+        """Watch events ({"type", "object"}) from `resource_version` until the server ends them.
+
+        An ERROR event (410 Gone: the version is too old, re-list) raises its ApiError.
+        The stream has no total time limit; the server closes it after `timeout_seconds`.
+        """
+        query = {
+            **(params or {}),
+            "watch": "1",
+            "resourceVersion": resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(timeout_seconds),
+        }
+        try:
+            async with self._session.get(
+                path,
+                params=query,
+                headers=self._headers,
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
+                read_bufsize=WATCH_LINE_BUFFER,
+            ) as response:
+                if response.status >= 300:
+                    raise error_from_response(
+                        response.status, await response.read(), method="WATCH", path=path
+                    )
+                async for line in response.content:
+                    if not line.strip():
+                        continue
+                    event: JsonObject = json.loads(line)
+                    if event.get("type") == "ERROR":
+                        raise error_from_status(
+                            event.get("object") or {}, method="WATCH", path=path
+                        )
+                    yield event
+        except (aiohttp.ClientError, TimeoutError, OSError) as error:
+            raise ApiTransportError(f"WATCH {path}: {type(error).__name__}: {error}") from error
 
 
 # -- kubeconfig ---------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from berth.engine.errors import InvalidObjectError
@@ -19,6 +19,7 @@ from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
 from berth.kube.api import ApiSession
 from berth.kube.observer import PrometheusObserver
+from berth.kube.settings import Settings
 from berth.scheduling.loop import Scheduler
 from berth.scheduling.ports import Binder, MonotonicClock, Preemptor, Reporter
 
@@ -37,35 +38,11 @@ def _readable(parse: Callable[[dict[str, Any]], T], raw: dict[str, Any]) -> T | 
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """Global settings of one Berth process (flags, environment, config file)."""
-
-    metrics_host: str = "0.0.0.0"
-    metrics_port: int = 10260
-    parallel_binds: int = 64
-    pod_initial_backoff_seconds: float = 1.0
-    pod_max_backoff_seconds: float = 10.0
-    pod_max_in_unschedulable_seconds: float = 300.0
-    percentage_of_nodes_to_score: int = 0
-    peering_name: str = "berth"
-    peering_lifetime_seconds: int = 15
-    standalone: bool = False
-    priority: int | None = None  # None: derived from the pod IP or identity
-    identity: str = ""
-    kubeconfig: str = ""
-    seed: int | None = None  # tie-break RNG seed; None = random
-
-    def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
-
-
 @dataclass(slots=True)
 class Leadership:
     """Counts running leadership daemons; the loop runs while at least one does."""
 
     holders: int = 0
-    changes: list[bool] = field(default_factory=list)
 
 
 class BerthApp:
@@ -134,7 +111,6 @@ class BerthApp:
             self._loop_task = asyncio.create_task(
                 self.scheduler.run(), name="berth-scheduling-loop"
             )
-            self.leadership.changes.append(True)
             if self.metrics is not None:
                 self.metrics.leader(True)
             logger.info("Leading: the scheduling loop runs")
@@ -149,7 +125,6 @@ class BerthApp:
                 self._loop_task.cancel()
                 await asyncio.gather(self._loop_task, return_exceptions=True)
                 self._loop_task = None
-            self.leadership.changes.append(False)
             if self.metrics is not None:
                 self.metrics.leader(False)
             logger.info("Standing by: the scheduling loop is paused")

@@ -12,7 +12,8 @@ kopf peering stops daemons while this replica is paused, which makes them the
 leadership signal for the scheduling loop.
 
 Run with `berth run` (production) or `kopf run -A --peering berth -m berth.kube.handlers`
-(development; settings then come from BERTH_* environment variables).
+(development; the same settings loader reads BERTH_* variables, and kopf's own --standalone,
+--peering and --priority are the flags).
 """
 
 from __future__ import annotations

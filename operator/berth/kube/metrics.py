@@ -203,9 +203,11 @@ class SchedulerMetrics:
     def count_incoming(self, queue: str, event: str, count: int = 1) -> None:
         self.queue_incoming_pods.labels(queue=queue, event=event).inc(count)
 
-    def observe_preemption(self, victims: int) -> None:
+    def observe_preemption(self, victims: int | None) -> None:
+        """One preemption attempt; `victims` is None when no candidate node was found."""
         self.preemption_attempts.inc()
-        self.preemption_victims.observe(victims)
+        if victims is not None:
+            self.preemption_victims.observe(victims)
 
     def set_cache_size(self, *, nodes: int, pods: int, assumed_pods: int) -> None:
         self.cache_size.labels(type="nodes").set(nodes)

@@ -33,9 +33,7 @@ class PrometheusObserver:
         self.metrics.permit_wait_duration.labels(result=result).observe(seconds)
 
     def preemption(self, *, victims: int | None) -> None:
-        self.metrics.preemption_attempts.inc()
-        if victims is not None:
-            self.metrics.preemption_victims.observe(victims)
+        self.metrics.observe_preemption(victims)
 
     def cycle(
         self,

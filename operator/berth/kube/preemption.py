@@ -107,7 +107,3 @@ class ApiPreemptor:
             )
         except (ApiError, ApiTransportError) as error:
             logger.warning("Could not post the Preempted event of %s: %s", victim.key, error)
-
-    async def drain(self) -> None:
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)

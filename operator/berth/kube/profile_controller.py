@@ -40,9 +40,6 @@ class ProfileController:
         # resource name -> what it serves (the last good version)
         self._serving: dict[str, LoadedProfile] = {}
 
-    def serving(self) -> Mapping[str, LoadedProfile]:
-        return dict(self._serving)
-
     def configz(self) -> dict[str, Any]:
         return {
             loaded.scheduler_name: {

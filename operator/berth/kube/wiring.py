@@ -13,7 +13,7 @@ from typing import Any
 import kopf
 
 from berth.kube.api import ApiSession, connection_info_from_kubeconfig
-from berth.kube.app import BerthApp, Settings
+from berth.kube.app import BerthApp
 from berth.kube.binder import ApiBinder
 from berth.kube.metrics import SchedulerMetrics
 from berth.kube.observer import PrometheusObserver
@@ -21,6 +21,7 @@ from berth.kube.preemption import ApiPreemptor
 from berth.kube.profile_controller import ProfileController
 from berth.kube.reporting import ApiReporter
 from berth.kube.server import HealthServer
+from berth.kube.settings import Settings, SettingsError, load_settings
 from berth.scheduling.ports import MonotonicClock
 
 logger = logging.getLogger(__name__)
@@ -48,29 +49,59 @@ def default_priority() -> int:
     return int.from_bytes(hashlib.sha256(identity().encode()).digest()[:4], "big") % 2**31
 
 
-def settings_from_env() -> Settings:
-    """Settings for `kopf run -m berth.kube.handlers`, from BERTH_* variables."""
-    env = os.environ
+def kopf_run_flags(kopf_settings: kopf.OperatorSettings) -> dict[str, Any]:
+    """What `kopf run`'s own peering options said: the flags of the `kopf run` entry point.
 
-    def number(name: str, default: float) -> float:
-        return float(env.get(name, default))
+    kopf applies --standalone, --peering NAME and --priority N to its settings
+    before the startup handlers run; anything left at kopf's default was not given.
+    """
+    given = kopf_settings.peering
+    default = kopf.OperatorSettings().peering
+    return {
+        "standalone": True if given.standalone else None,
+        "peering_name": given.name if given.mandatory else None,
+        "priority": given.priority if given.priority != default.priority else None,
+    }
 
-    return Settings(
-        metrics_port=int(number("BERTH_METRICS_PORT", 10260)),
-        parallel_binds=int(number("BERTH_PARALLEL_BINDS", 64)),
-        pod_initial_backoff_seconds=number("BERTH_POD_INITIAL_BACKOFF_SECONDS", 1.0),
-        pod_max_backoff_seconds=number("BERTH_POD_MAX_BACKOFF_SECONDS", 10.0),
-        peering_name=env.get("BERTH_PEERING", "berth"),
-        peering_lifetime_seconds=int(number("BERTH_PEERING_LIFETIME_SECONDS", 15)),
-        kubeconfig=env.get("KUBECONFIG", ""),
-    )
+
+def configure(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> Settings:
+    """This process's settings, and kopf's settings that follow from them (no I/O).
+
+    `berth run` has loaded and validated the settings and put them in the memo;
+    under `kopf run -m berth.kube.handlers` they are loaded here, by the same loader.
+    """
+    settings: Settings | None = memo.get("settings")
+    if settings is None:
+        try:
+            settings = load_settings(environ=os.environ, flags=kopf_run_flags(kopf_settings))
+        except SettingsError as error:
+            raise kopf.PermanentError(f"Berth cannot start: {error}") from None
+        memo["settings"] = settings
+    kopf_settings.posting.enabled = False  # Berth posts its own events (events.k8s.io/v1)
+    kopf_settings.persistence.finalizer = FINALIZER
+    kopf_settings.watching.field_selectors["v1", "pods"] = POD_FIELD_SELECTOR
+    configure_peering(kopf_settings, settings)
+    return settings
+
+
+def configure_peering(kopf_settings: kopf.OperatorSettings, settings: Settings) -> None:
+    """The one place Berth's leader election is set up (kopf starts peering after startup)."""
+    peering = kopf_settings.peering
+    peering.clusterwide = True
+    peering.lifetime = settings.peering_lifetime_seconds
+    peering.standalone = settings.standalone
+    # Mandatory: a replica starts paused until peering says it leads. Not when standalone:
+    # kopf would then wait forever for a peering object it does not watch.
+    peering.mandatory = not settings.standalone
+    peering.name = settings.peering_name
+    peering.priority = settings.priority if settings.priority is not None else default_priority()
 
 
 def connection_info(memo: kopf.Memo) -> kopf.ConnectionInfo | None:
     cached = memo.get("connection_info")
     if cached is not None:
         return cached  # type: ignore[no-any-return]
-    settings: Settings = memo.get("settings") or settings_from_env()
+    settings: Settings = memo["settings"]  # set by the startup handler, which runs first
     info: kopf.ConnectionInfo | None
     if settings.kubeconfig:
         info, _token_file = connection_info_from_kubeconfig(Path(settings.kubeconfig))
@@ -81,20 +112,7 @@ def connection_info(memo: kopf.Memo) -> kopf.ConnectionInfo | None:
 
 
 async def start(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> None:
-    settings: Settings = memo.get("settings") or settings_from_env()
-    memo["settings"] = settings
-    kopf_settings.posting.enabled = False  # Berth posts its own events (events.k8s.io/v1)
-    kopf_settings.persistence.finalizer = FINALIZER
-    kopf_settings.watching.field_selectors["v1", "pods"] = POD_FIELD_SELECTOR
-    kopf_settings.peering.lifetime = settings.peering_lifetime_seconds
-    if not settings.standalone:
-        kopf_settings.peering.name = settings.peering_name
-        kopf_settings.peering.mandatory = True
-        kopf_settings.peering.priority = (
-            settings.priority if settings.priority is not None else default_priority()
-        )
-    kopf_settings.peering.clusterwide = True
-
+    settings = configure(kopf_settings, memo)
     info = connection_info(memo)
     if info is None:
         raise kopf.PermanentError("no credentials: set --kubeconfig/KUBECONFIG or run in a pod")

@@ -5,15 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from berth.controlplane.cluster import scheduler_configuration
-from berth.controlplane.kubeconfig import (
-    KubeconfigCredentials,
-    read_kubeconfig,
-    write_kubeconfig,
-)
+from berth.controlplane.kubeconfig import KubeconfigCredentials, write_kubeconfig
 from berth.controlplane.objects import NodeTemplate, PodTemplate, node_manifest, pod_manifest
+from berth.kube.api import connection_info_from_kubeconfig
 
 
-def test_kubeconfig_round_trips_certificate_and_token_identities(tmp_path: Path) -> None:
+def test_written_kubeconfigs_read_back_with_berths_reader(tmp_path: Path) -> None:
+    """Every client (Berth, kopf, the test client) reads them through berth.kube.api."""
     with_certificate = KubeconfigCredentials(
         server="https://127.0.0.1:6443",
         ca_path=tmp_path / "ca.crt",
@@ -25,7 +23,16 @@ def test_kubeconfig_round_trips_certificate_and_token_identities(tmp_path: Path)
     )
     for credentials in (with_certificate, with_token):
         path = write_kubeconfig(tmp_path / "config", credentials, user="someone")
-        assert read_kubeconfig(path) == credentials
+        info, token_file = connection_info_from_kubeconfig(path)
+        assert token_file is None
+        read_back = KubeconfigCredentials(
+            server=info.server,
+            ca_path=Path(info.ca_path or ""),
+            cert_path=Path(info.certificate_path) if info.certificate_path else None,
+            key_path=Path(info.private_key_path) if info.private_key_path else None,
+            token=info.token,
+        )
+        assert read_back == credentials
 
 
 def test_scheduler_configuration_fills_local_defaults_but_keeps_given_fields() -> None:

@@ -1,11 +1,16 @@
-"""Fakes for the kube layer's unit tests: a scripted API session and a settable clock."""
+"""Fakes for the kube layer's unit tests: a scripted API session, a settable clock, and a local
+HTTP stub standing in for the API server where the session's own HTTP is under test."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 
 from berth.kube.api import ApiError
 from tests.fakes import FakeClock
@@ -57,3 +62,14 @@ class FakeSession:
 
 def api_error(status: int, reason: str = "", message: str = "") -> ApiError:
     return ApiError(status, reason, message)
+
+
+@asynccontextmanager
+async def http_stub(
+    handle: Callable[[web.Request], Awaitable[web.StreamResponse]],
+) -> AsyncIterator[str]:
+    """A local HTTP server answering every request with `handle`; yields its base URL."""
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handle)
+    async with TestServer(app) as server:
+        yield str(server.make_url("")).rstrip("/")

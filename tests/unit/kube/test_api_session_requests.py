@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestServer
 
 from berth.kube.api import (
     ApiError,
@@ -19,6 +18,7 @@ from berth.kube.api import (
     Unauthorized,
     connection_info_from_kubeconfig,
 )
+from tests.unit.kube.fakes import http_stub
 
 
 class Stub:
@@ -60,10 +60,8 @@ def _status(code: int, reason: str, message: str) -> web.Response:
 @pytest.fixture
 async def stub() -> AsyncIterator[tuple[Stub, str]]:
     handler = Stub()
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", handler.handle)
-    async with TestServer(app) as server:
-        yield handler, str(server.make_url("")).rstrip("/")
+    async with http_stub(handler.handle) as url:
+        yield handler, url
 
 
 async def test_json_round_trip_and_patch_content_types(stub: tuple[Stub, str]) -> None:
