@@ -13,9 +13,10 @@ random last tie-break, and victims on one node have distinct priorities (none ha
 a start time without a kubelet, so equal priorities would sort arbitrarily).
 
 There is no kube-controller-manager here, so the test writes each budget's status
-through the status subresource, as the disruption controller would. The budget
-is written before the nodes and victims, and Berth's node count is awaited before
-any preemptor exists: both schedulers have long seen the budget when they decide.
+through the status subresource, as the disruption controller would. Neither
+scheduler shows when its budget watch has caught up, so the budget is written
+first: node and victim creation and the wait for Berth's node count (about a
+second) separate it from the preemptor, far longer than a watch event takes.
 """
 
 from __future__ import annotations
