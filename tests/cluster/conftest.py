@@ -18,8 +18,8 @@ import pytest
 
 from berth.controlplane import LocalControlPlane
 from berth.controlplane.berth_process import BerthReplica, install
-from berth.controlplane.objects import unique_name
 from berth.controlplane.processes import ManagedProcess
+from tests.cluster.helpers import create_namespace
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -64,11 +64,10 @@ def kube_scheduler(control_plane: LocalControlPlane) -> Iterator[ManagedProcess]
 
 @pytest.fixture
 def namespace(control_plane: LocalControlPlane, request: pytest.FixtureRequest) -> str:
-    """A fresh namespace per test; without kube-controller-manager none can be deleted."""
-    name = unique_name(request.node.name.replace("_", "-").lower()[:40].strip("-"))
-    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-    control_plane.request("POST", "/api/v1/namespaces", body)
-    return name
+    """A fresh namespace per test."""
+    return create_namespace(
+        control_plane, request.node.name.replace("_", "-").lower()[:40].strip("-")
+    )
 
 
 @pytest.fixture(scope="module")

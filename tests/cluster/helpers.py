@@ -28,6 +28,8 @@ __all__ = [
     "RssSampler",
     "capacity_violations",
     "create",
+    "create_namespace",
+    "create_priority_class",
     "events",
     "get_pod",
     "list_all",
@@ -131,6 +133,27 @@ def pod_body(
         "metadata": {"name": name, "labels": dict(labels or {})},
         "spec": full_spec,
     }
+
+
+def create_namespace(plane: LocalControlPlane, prefix: str) -> str:
+    """A fresh namespace named after `prefix`; without kube-controller-manager none can be deleted."""
+    name = unique_name(prefix)
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    plane.request("POST", "/api/v1/namespaces", body)
+    return name
+
+
+def create_priority_class(plane: LocalControlPlane, value: int) -> str:
+    """A fresh PriorityClass of `value`; returns its name."""
+    name = unique_name(f"priority-{value}")
+    body = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+    plane.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", body)
+    return name
 
 
 def create(plane: LocalControlPlane, namespace: str, *objects: dict[str, Any]) -> None:

@@ -18,12 +18,12 @@ from berth.controlplane.berth_process import BerthReplica
 from tests.cluster.helpers import (
     DEFAULT_SCHEDULER,
     create,
+    create_priority_class,
     events,
     get_pod,
     make_nodes,
     pod_body,
     poll,
-    unique_name,
     wait_berth_sees_all_nodes,
     wait_unschedulable,
 )
@@ -35,19 +35,7 @@ ONE_CPU = {"cpu": "1", "memory": "4Gi", "pods": "110"}
 
 @pytest.fixture(scope="module")
 def priority_classes(control_plane: LocalControlPlane) -> tuple[str, str]:
-    low, high = unique_name("low"), unique_name("high")
-    for name, value in ((low, 10), (high, 1000)):
-        control_plane.request(
-            "POST",
-            "/apis/scheduling.k8s.io/v1/priorityclasses",
-            {
-                "apiVersion": "scheduling.k8s.io/v1",
-                "kind": "PriorityClass",
-                "metadata": {"name": name},
-                "value": value,
-            },
-        )
-    return low, high
+    return create_priority_class(control_plane, 10), create_priority_class(control_plane, 1000)
 
 
 def _scene(

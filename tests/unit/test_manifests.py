@@ -378,6 +378,9 @@ EXPECTED_PERMISSIONS = {
     ("apps", "replicasets", "watch", "*"),
     ("apps", "statefulsets", "list", "*"),
     ("apps", "statefulsets", "watch", "*"),
+    ("policy", "poddisruptionbudgets", "get", "*"),
+    ("policy", "poddisruptionbudgets", "list", "*"),
+    ("policy", "poddisruptionbudgets", "watch", "*"),
 }
 
 

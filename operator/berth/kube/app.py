@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from berth.engine.errors import InvalidObjectError
 from berth.engine.model.node import Node
+from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
 from berth.kube.api import ApiSession
 from berth.kube.observer import PrometheusObserver
@@ -98,6 +99,17 @@ class BerthApp:
         if node is not None:
             self.scheduler.on_node(node)
 
+    def on_pdb_event(self, event_type: str | None, raw: dict[str, Any]) -> None:
+        """A PodDisruptionBudget for preemption; an unreadable update keeps the last good one."""
+        cache = self.scheduler.cache
+        if event_type == "DELETED":
+            metadata = raw.get("metadata") or {}
+            cache.remove_pdb(metadata.get("namespace", ""), metadata.get("name", ""))
+            return
+        pdb = _readable(PodDisruptionBudget.from_dict, raw)
+        if pdb is not None:
+            cache.upsert_pdb(pdb)
+
     # ------------------------------------------------------------------ leadership
 
     async def acquire(self) -> None:
@@ -134,15 +146,25 @@ class BerthApp:
         return self.leadership.holders > 0
 
     async def _reconcile_from_api(self) -> None:
-        """List nodes and non-terminal pods: a resumed watch never reports what vanished meanwhile."""
+        """List nodes, non-terminal pods and PDBs: a resumed watch never reports what vanished."""
         self.scheduler.begin_listing()
+        self.scheduler.cache.begin_pdb_listing()
         nodes_raw, _ = await self.session.list_json("/api/v1/nodes")
         pods_raw, _ = await self.session.list_json(
             "/api/v1/pods", params={"fieldSelector": "status.phase!=Succeeded,status.phase!=Failed"}
         )
+        pdbs_raw, _ = await self.session.list_json("/apis/policy/v1/poddisruptionbudgets")
         nodes = [node for raw in nodes_raw if (node := _readable(Node.from_dict, raw)) is not None]
         pods = [pod for raw in pods_raw if (pod := _readable(Pod.from_dict, raw)) is not None]
+        pdbs = [
+            pdb
+            for raw in pdbs_raw
+            if (pdb := _readable(PodDisruptionBudget.from_dict, raw)) is not None
+        ]
         self.scheduler.reconcile(nodes, pods)
+        ghost_pdbs = self.scheduler.cache.reconcile_pdbs(pdbs)
+        if ghost_pdbs:
+            logger.info("Reconciled the cache: dropped %d ghost disruption budget(s)", ghost_pdbs)
         self.synced = True
 
     async def close(self) -> None:

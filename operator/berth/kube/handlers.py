@@ -5,9 +5,10 @@ which would mutate the scheduler's cache from several threads at once (and costs
 a thread hop per event). Async handlers run on the event loop, one at a time
 between awaits, which is exactly the ordering the cache relies on.
 
-Pods and nodes are watched with `@kopf.on.event` only: state-tracking handlers,
-daemons or timers on them would write annotations or finalizers onto objects
-Berth does not own. The one daemon is on our own SchedulerProfile resources:
+Pods, nodes and every other object Berth reads but does not own (namespaces,
+workloads, PodDisruptionBudgets) are watched with `@kopf.on.event` only:
+state-tracking handlers, daemons or timers on them would write annotations or
+finalizers onto them. The one daemon is on our own SchedulerProfile resources:
 kopf peering stops daemons while this replica is paused, which makes them the
 leadership signal for the scheduling loop.
 
@@ -98,6 +99,12 @@ async def replica_set_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> 
 @kopf.on.event("apps", "v1", "statefulsets")
 async def stateful_set_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
     _workload_event("StatefulSet", event, memo)
+
+
+@kopf.on.event("policy", "v1", "poddisruptionbudgets")
+async def pdb_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+    # Read by preemption only; like kube-scheduler, a budget change requeues no pod.
+    memo.berth.on_pdb_event(event["type"], event["object"])
 
 
 @kopf.on.event(GROUP, VERSION, PROFILES)

@@ -3,6 +3,10 @@
 Assuming reserves a node's resources at decision time so the next decision sees
 them; the watch confirms the pod once bound, a failed bind forgets it. As in
 modern kube-scheduler, assumed pods never expire on their own.
+
+It also holds the PodDisruptionBudgets preemption reads. As in kube-scheduler,
+whose preemption lists them from an informer when it runs, a budget change
+requeues no pod: budgets only steer which victims a preemption picks.
 """
 
 from __future__ import annotations
@@ -12,7 +16,10 @@ from dataclasses import dataclass
 
 from berth.engine.cluster import ClusterState, Workload
 from berth.engine.model.node import Node
+from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
+
+PdbKey = tuple[str, str]  # (namespace, name)
 
 
 @dataclass(slots=True)
@@ -25,6 +32,9 @@ class SchedulerCache:
     def __init__(self) -> None:
         self.cluster = ClusterState()
         self._assumed: dict[str, _Assumed] = {}
+        # While a full listing of budgets is being taken: the keys the watch changed
+        # meanwhile, which the listing must not override (see reconcile_pdbs()).
+        self._pdbs_watched_during_listing: set[PdbKey] | None = None
 
     # ------------------------------------------------------------------ nodes
 
@@ -94,6 +104,44 @@ class SchedulerCache:
 
     def remove_workload(self, kind: str, namespace: str, name: str) -> None:
         self.cluster.remove_workload(kind, namespace, name)
+
+    # ------------------------------------------------------------------ disruption budgets
+
+    def upsert_pdb(self, pdb: PodDisruptionBudget) -> None:
+        """Add or replace a budget from the watch."""
+        self._note_watched_pdb((pdb.namespace, pdb.name))
+        self.cluster.set_pdb(pdb)
+
+    def remove_pdb(self, namespace: str, name: str) -> None:
+        self._note_watched_pdb((namespace, name))
+        self.cluster.remove_pdb(namespace, name)
+
+    def _note_watched_pdb(self, key: PdbKey) -> None:
+        if self._pdbs_watched_during_listing is not None:
+            self._pdbs_watched_during_listing.add(key)
+
+    def begin_pdb_listing(self) -> None:
+        """A full listing of budgets is about to be requested; remember what the watch changes."""
+        self._pdbs_watched_during_listing = set()
+
+    def reconcile_pdbs(self, pdbs: Iterable[PodDisruptionBudget]) -> int:
+        """Converge the budgets to a full listing; returns the number of ghosts removed.
+
+        As for nodes and pods, a resumed watch never reports a budget deleted during
+        the gap. Budgets the watch changed since `begin_pdb_listing()` are newer than
+        the listing and keep the watch's version (or absence).
+        """
+        fresher = self._pdbs_watched_during_listing or set()
+        self._pdbs_watched_during_listing = None
+        listed = {(pdb.namespace, pdb.name): pdb for pdb in pdbs}
+        held = {(pdb.namespace, pdb.name): pdb for pdb in self.cluster.pdbs()}
+        ghosts = [key for key in held if key not in listed and key not in fresher]
+        for namespace, name in ghosts:
+            self.cluster.remove_pdb(namespace, name)
+        for key, pdb in listed.items():
+            if key not in fresher and held.get(key) != pdb:
+                self.cluster.set_pdb(pdb)
+        return len(ghosts)
 
     # ------------------------------------------------------------------ convergence
 

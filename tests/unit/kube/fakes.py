@@ -56,6 +56,11 @@ class FakeSession:
     async def patch_json(self, path: str, body: Any, *, content_type: str = "merge") -> Any:
         return self._answer(Call("PATCH", path, body, content_type))
 
+    async def list_json(self, path: str, *, params: Any = None, **_: Any) -> tuple[list[Any], str]:
+        """The responder's answer is the list of items (default: none)."""
+        items = self._answer(Call("LIST", path, params))
+        return list(items or []), "1"
+
     def of(self, method: str, fragment: str = "") -> list[Call]:
         return [c for c in self.calls if c.method == method and fragment in c.path]
 

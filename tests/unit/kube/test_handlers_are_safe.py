@@ -1,4 +1,4 @@
-"""The kopf handlers write nothing onto pods or nodes and never leave the event loop."""
+"""The kopf handlers write nothing onto objects Berth does not own and never leave the event loop."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ WATCH_HANDLERS = [
     handlers.replication_controller_event,
     handlers.replica_set_event,
     handlers.stateful_set_event,
+    handlers.pdb_event,
     handlers.profile_event,
 ]
 
@@ -27,7 +28,7 @@ def test_watch_handlers_are_coroutines(handler: object) -> None:
     assert inspect.iscoroutinefunction(handler)
 
 
-def test_only_event_handlers_watch_pods_and_nodes() -> None:
+def test_only_event_handlers_watch_objects_berth_does_not_own() -> None:
     import kopf
 
     def resource(handler: object) -> str:
@@ -37,6 +38,6 @@ def test_only_event_handlers_watch_pods_and_nodes() -> None:
     # kopf's registry is private API; what it holds decides what kopf writes onto objects.
     registry = kopf.get_default_registry()
     for handler in registry._changing.get_all_handlers():  # state-tracking: annotations
-        assert resource(handler) not in ("pods", "nodes"), handler.id
+        assert resource(handler) == "schedulerprofiles", handler.id
     for handler in registry._spawning.get_all_handlers():  # daemons, timers: finalizers
         assert resource(handler) == "schedulerprofiles", handler.id
