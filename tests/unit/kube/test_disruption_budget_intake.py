@@ -16,8 +16,8 @@ import pytest
 from berth.kube import handlers
 from berth.kube.app import BerthApp, Settings
 from berth.scheduling.loop import Scheduler
+from tests.fakes import FakeBinder, FakeReporter
 from tests.unit.kube.fakes import Call, FakeSession
-from tests.unit.scheduling.test_loop import FakeBinder, FakeReporter
 
 PDB_LIST = "/apis/policy/v1/poddisruptionbudgets"
 
