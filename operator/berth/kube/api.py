@@ -44,6 +44,9 @@ PatchType = Literal["merge", "strategic", "json-patch"]
 DEFAULT_CONNECTION_LIMIT = 100
 DEFAULT_REQUEST_TIMEOUT = 30.0
 
+# Failures to open a connection: the request was never written, so it surely had no effect.
+_NOT_SENT = (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)
+
 _PATCH_CONTENT_TYPES: dict[str, str] = {
     "merge": "application/merge-patch+json",
     "strategic": "application/strategic-merge-patch+json",
@@ -71,7 +74,18 @@ class Unauthorized(ApiError):
 
 
 class ApiTransportError(Exception):
-    """No HTTP answer at all: connection refused or reset, TLS failure, timeout."""
+    """No HTTP answer at all: connection refused or reset, TLS failure, timeout.
+
+    `possibly_sent` is False only when the request surely never reached the
+    server (no connection could be made); otherwise a write may have been
+    carried out although its answer was lost (the server died or the
+    connection broke after the request went out), and the caller must find
+    out before acting as if it had not.
+    """
+
+    def __init__(self, message: str, *, possibly_sent: bool = True) -> None:
+        super().__init__(message)
+        self.possibly_sent = possibly_sent
 
 
 def _error_from(status: int, body: bytes, *, method: str, path: str) -> ApiError:
@@ -222,7 +236,10 @@ class ApiSession:
             ) as response:
                 return response.status, await response.read()
         except (aiohttp.ClientError, TimeoutError, OSError) as error:
-            raise ApiTransportError(f"{method} {path}: {type(error).__name__}: {error}") from error
+            raise ApiTransportError(
+                f"{method} {path}: {type(error).__name__}: {error}",
+                possibly_sent=not isinstance(error, _NOT_SENT),
+            ) from error
 
     def _reload_token(self) -> bool:
         """Re-read a rotated token file; True if the token changed (worth one retry)."""

@@ -5,10 +5,22 @@ subresource with the pod's UID in the Binding's metadata, so a pod deleted
 and recreated under the same name is never bound by a stale decision. The API
 server answers a `Status` (not a Binding); every failure is classified into
 a `BindOutcome` for the scheduling loop and never raised.
+
+A POST whose answer was lost (the API server died or the connection broke
+after the request went out) may have bound the pod. Reporting it as failed
+would make the loop forget the assumed pod and hand its place to another
+pod while it may be taken, and report the pod unschedulable although it is
+bound. So the binder asks the pod itself, until the API answers or
+`RESOLVE_DELAYS` run out; only then is the binding reported failed (the
+later 409 or the watch reconcile it). A 409 is checked the same way: it is
+our own earlier binding when the pod is on the node we chose.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import Sequence
 from typing import Any
 
 from berth.engine.model.pod import Pod
@@ -16,7 +28,14 @@ from berth.kube.api import ApiError, ApiSession, ApiTransportError
 from berth.kube.metrics import SchedulerMetrics
 from berth.scheduling.ports import BindOutcome, BindResult, Clock, MonotonicClock
 
-__all__ = ["ApiBinder", "binding_body", "binding_path"]
+__all__ = ["RESOLVE_DELAYS", "ApiBinder", "binding_body", "binding_path"]
+
+logger = logging.getLogger(__name__)
+
+# Pauses between reads of a pod whose binding may have landed: about 45 s in all, more
+# than an API server takes to restart, while the pod's place stays reserved.
+RESOLVE_DELAYS = (0.5, 1.0, 2.0, 4.0, 8.0, 10.0, 10.0, 10.0)
+_TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
 def binding_path(pod: Pod) -> str:
@@ -42,6 +61,16 @@ def outcome_for_status(status: int) -> BindOutcome:
     return BindOutcome.FAILED
 
 
+def outcome_from_pod(pod: Pod, node_name: str, live: dict[str, Any]) -> BindOutcome | None:
+    """What the live pod says about a binding of `pod` to `node_name`; None: not bound yet."""
+    if (live.get("metadata") or {}).get("uid") != pod.uid:
+        return BindOutcome.GONE  # deleted and recreated under the same name
+    bound_to = (live.get("spec") or {}).get("nodeName") or ""
+    if not bound_to:
+        return None
+    return BindOutcome.BOUND if bound_to == node_name else BindOutcome.CONFLICT
+
+
 class ApiBinder:
     """`ports.Binder` over the shared session; optionally times binds into `metrics`."""
 
@@ -51,10 +80,12 @@ class ApiBinder:
         *,
         metrics: SchedulerMetrics | None = None,
         clock: Clock | None = None,  # test seam for the binding-duration metric
+        resolve_delays: Sequence[float] = RESOLVE_DELAYS,  # test seam: no real waiting
     ) -> None:
         self._session = session
         self._metrics = metrics
         self._clock = clock or MonotonicClock()
+        self._resolve_delays = tuple(resolve_delays)
 
     async def bind(self, pod: Pod, node_name: str) -> BindResult:
         metrics = self._metrics
@@ -73,7 +104,45 @@ class ApiBinder:
         try:
             await self._session.post_json(binding_path(pod), binding_body(pod, node_name))
         except ApiError as error:
-            return BindResult(outcome_for_status(error.status), error.message or str(error))
+            result = BindResult(outcome_for_status(error.status), error.message or str(error))
+            if result.outcome is BindOutcome.CONFLICT:
+                return await self._resolve(pod, node_name, result, delays=())
+            return result
         except ApiTransportError as error:
-            return BindResult(BindOutcome.FAILED, str(error))
+            result = BindResult(BindOutcome.FAILED, str(error))
+            if error.possibly_sent:
+                return await self._resolve(pod, node_name, result, delays=self._resolve_delays)
+            return result
         return BindResult(BindOutcome.BOUND)
+
+    async def _resolve(
+        self, pod: Pod, node_name: str, unresolved: BindResult, *, delays: Sequence[float]
+    ) -> BindResult:
+        """Read the pod to learn whether a binding to `node_name` is in place.
+
+        Reads again after each of `delays` while the API cannot answer; if it never
+        does, or the pod is not bound, the `unresolved` result stands.
+        """
+        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
+        for delay in (*delays, None):
+            try:
+                live = await self._session.get_json(path)
+            except ApiError as error:
+                if error.status == 404:
+                    return BindResult(BindOutcome.GONE, error.message or str(error))
+                if error.status not in _TRANSIENT_STATUSES:
+                    return unresolved
+            except ApiTransportError:
+                pass
+            else:
+                outcome = outcome_from_pod(pod, node_name, live)
+                if outcome is BindOutcome.BOUND:
+                    logger.info(
+                        "Binding %s to %s had landed; its answer was lost", pod.key, node_name
+                    )
+                    return BindResult(BindOutcome.BOUND)
+                return unresolved if outcome is None else BindResult(outcome, unresolved.message)
+            if delay is None:
+                return unresolved
+            await asyncio.sleep(delay)
+        return unresolved

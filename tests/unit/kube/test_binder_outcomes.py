@@ -31,11 +31,6 @@ def test_binding_carries_name_namespace_uid_and_target_node() -> None:
     [
         (None, BindOutcome.BOUND, ""),
         (
-            api_error(409, "Conflict", 'pod web is already assigned to node "n1"'),
-            BindOutcome.CONFLICT,
-            'pod web is already assigned to node "n1"',
-        ),
-        (
             api_error(404, "NotFound", 'pods "web" not found'),
             BindOutcome.GONE,
             'pods "web" not found',
@@ -47,12 +42,12 @@ def test_binding_carries_name_namespace_uid_and_target_node() -> None:
             "cannot create pods/binding",
         ),
         (
-            ApiTransportError("POST ...: ClientConnectorError: refused"),
+            ApiTransportError("POST ...: ClientConnectorError: refused", possibly_sent=False),
             BindOutcome.FAILED,
             "POST ...: ClientConnectorError: refused",
         ),
     ],
-    ids=["created", "conflict", "gone", "server-error", "forbidden", "network"],
+    ids=["created", "gone", "server-error", "forbidden", "never-sent"],
 )
 async def test_answers_map_to_outcomes_and_never_raise(
     failure: Exception | None, outcome: BindOutcome, message: str
@@ -72,17 +67,89 @@ async def test_answers_map_to_outcomes_and_never_raise(
     assert call.path == "/api/v1/namespaces/shop/pods/web/binding"
 
 
+LOST = ApiTransportError("POST ...: ServerDisconnectedError: Server disconnected")
+CONFLICT = api_error(409, "Conflict", 'pod web is already assigned to node "n1"')
+DOWN = ApiTransportError("GET ...: ClientConnectorError: refused", possibly_sent=False)
+
+
+def live_pod(node: str = "", uid: str = "uid-web") -> dict[str, Any]:
+    return {"metadata": {"name": "web", "uid": uid}, "spec": {"nodeName": node}}
+
+
+@pytest.mark.parametrize(
+    ("post_failure", "reads", "outcome", "message"),
+    [
+        (LOST, [DOWN, DOWN, live_pod("n1")], BindOutcome.BOUND, ""),
+        (LOST, [live_pod("")], BindOutcome.FAILED, str(LOST)),
+        (LOST, [live_pod("n2")], BindOutcome.CONFLICT, str(LOST)),
+        (LOST, [live_pod("n1", uid="uid-other")], BindOutcome.GONE, str(LOST)),
+        (LOST, [api_error(404, "NotFound", "gone")], BindOutcome.GONE, "gone"),
+        (LOST, [DOWN] * 4, BindOutcome.FAILED, str(LOST)),
+        (
+            LOST,
+            [api_error(503, "ServiceUnavailable", "starting"), live_pod("n1")],
+            BindOutcome.BOUND,
+            "",
+        ),
+        (LOST, [api_error(403, "Forbidden", "no get")], BindOutcome.FAILED, str(LOST)),
+        (CONFLICT, [live_pod("n1")], BindOutcome.BOUND, ""),
+        (CONFLICT, [live_pod("n2")], BindOutcome.CONFLICT, CONFLICT.message),
+        (CONFLICT, [live_pod("")], BindOutcome.CONFLICT, CONFLICT.message),
+        (CONFLICT, [DOWN], BindOutcome.CONFLICT, CONFLICT.message),
+    ],
+    ids=[
+        "lost-answer-had-landed",
+        "lost-answer-had-not-landed",
+        "lost-answer-bound-elsewhere",
+        "lost-answer-pod-recreated",
+        "lost-answer-pod-deleted",
+        "api-never-answers",
+        "api-starting-then-answers",
+        "read-refused",
+        "conflict-is-our-earlier-binding",
+        "conflict-with-another-binding",
+        "conflict-not-bound",
+        "conflict-unverifiable",
+    ],
+)
+async def test_a_binding_that_may_have_landed_is_checked_on_the_pod(
+    post_failure: Exception, reads: list[Any], outcome: BindOutcome, message: str
+) -> None:
+    """A lost answer is read back (again while the API is away); a 409 is read back once."""
+    answers = iter(reads)
+
+    def responder(call: Call) -> Any:
+        if call.method == "POST":
+            raise post_failure
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    session = FakeSession(responder=responder)
+    binder = ApiBinder(session, resolve_delays=(0.0, 0.0, 0.0))  # type: ignore[arg-type]
+
+    result = await binder.bind(make_pod("web", "shop").uid("uid-web").build(), "n1")
+
+    assert (result.outcome, result.message) == (outcome, message)
+    gets = session.of("GET")
+    assert {call.path for call in gets} == {"/api/v1/namespaces/shop/pods/web"}
+    assert len(gets) == len(reads), "reads stop at the first answer, or when delays run out"
+
+
 async def test_binding_duration_and_in_flight_are_recorded() -> None:
     clock = FakeClock()
     metrics = SchedulerMetrics()
 
     def responder(call: Call) -> Any:
         assert metrics.registry.get_sample_value("berth_bindings_in_flight") == 1
+        if call.method == "GET":
+            return live_pod("n2")
         clock.advance(0.003)
         raise api_error(409, "Conflict", "already assigned")
 
     binder = ApiBinder(FakeSession(responder=responder), metrics=metrics, clock=clock)  # type: ignore[arg-type]
-    await binder.bind(make_pod("web").build(), "n1")
+    await binder.bind(make_pod("web").uid("uid-web").build(), "n1")
 
     sample = metrics.registry.get_sample_value
     assert sample("berth_bindings_in_flight") == 0
