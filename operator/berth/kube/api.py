@@ -27,6 +27,7 @@ import yaml
 
 __all__ = [
     "DEFAULT_CONNECTION_LIMIT",
+    "TRANSIENT_STATUSES",
     "ApiError",
     "ApiSession",
     "ApiTransportError",
@@ -34,6 +35,7 @@ __all__ = [
     "PatchType",
     "Unauthorized",
     "connection_info_from_kubeconfig",
+    "is_transient",
 ]
 
 JsonObject = dict[str, Any]
@@ -86,6 +88,17 @@ class ApiTransportError(Exception):
     def __init__(self, message: str, *, possibly_sent: bool = True) -> None:
         super().__init__(message)
         self.possibly_sent = possibly_sent
+
+
+# Answers worth the same request again later: throttling, a server-side failure, and
+# 403, which an API server that has just started gives until its RBAC caches are filled
+# (kopf retries 403 for the same reason).
+TRANSIENT_STATUSES = frozenset({403, 429, 500, 502, 503, 504})
+
+
+def is_transient(error: ApiError | ApiTransportError) -> bool:
+    """Whether repeating the request later may succeed: no answer, or a transient status."""
+    return isinstance(error, ApiTransportError) or error.status in TRANSIENT_STATUSES
 
 
 def _error_from(status: int, body: bytes, *, method: str, path: str) -> ApiError:

@@ -6,14 +6,16 @@ and recreated under the same name is never bound by a stale decision. The API
 server answers a `Status` (not a Binding); every failure is classified into
 a `BindOutcome` for the scheduling loop and never raised.
 
-A POST whose answer was lost (the API server died or the connection broke
-after the request went out) may have bound the pod. Reporting it as failed
-would make the loop forget the assumed pod and hand its place to another
-pod while it may be taken, and report the pod unschedulable although it is
-bound. So the binder asks the pod itself, until the API answers or
-`RESOLVE_DELAYS` run out; only then is the binding reported failed (the
-later 409 or the watch reconcile it). A 409 is checked the same way: it is
-our own earlier binding when the pod is on the node we chose.
+While the API server is away, a POST that could not even connect is
+repeated after each of `RESOLVE_DELAYS` (it surely had no effect). A POST
+whose answer was lost (the server died or the connection broke after the
+request went out) may have bound the pod: reporting it as failed would make
+the loop forget the assumed pod and hand its place to another pod while it
+may be taken, and report a bound pod unschedulable. So the binder reads the
+pod itself, until the API answers or `RESOLVE_DELAYS` run out; only then is
+the binding reported failed (the later 409 or the watch reconcile it). A 409
+is checked the same way: it is our own earlier binding when the pod is on
+the node we chose.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from berth.engine.model.pod import Pod
-from berth.kube.api import ApiError, ApiSession, ApiTransportError
+from berth.kube.api import ApiError, ApiSession, ApiTransportError, is_transient
 from berth.kube.metrics import SchedulerMetrics
 from berth.scheduling.ports import BindOutcome, BindResult, Clock, MonotonicClock
 
@@ -32,10 +34,9 @@ __all__ = ["RESOLVE_DELAYS", "ApiBinder", "binding_body", "binding_path"]
 
 logger = logging.getLogger(__name__)
 
-# Pauses between reads of a pod whose binding may have landed: about 45 s in all, more
+# Pauses between attempts while the API server cannot be reached: about 45 s in all, more
 # than an API server takes to restart, while the pod's place stays reserved.
 RESOLVE_DELAYS = (0.5, 1.0, 2.0, 4.0, 8.0, 10.0, 10.0, 10.0)
-_TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
 def binding_path(pod: Pod) -> str:
@@ -101,19 +102,27 @@ class ApiBinder:
         return result
 
     async def _post(self, pod: Pod, node_name: str) -> BindResult:
-        try:
-            await self._session.post_json(binding_path(pod), binding_body(pod, node_name))
-        except ApiError as error:
-            result = BindResult(outcome_for_status(error.status), error.message or str(error))
-            if result.outcome is BindOutcome.CONFLICT:
-                return await self._resolve(pod, node_name, result, delays=())
-            return result
-        except ApiTransportError as error:
-            result = BindResult(BindOutcome.FAILED, str(error))
-            if error.possibly_sent:
-                return await self._resolve(pod, node_name, result, delays=self._resolve_delays)
-            return result
-        return BindResult(BindOutcome.BOUND)
+        # A POST that never left (connection refused: the API server is away) is safe to
+        # repeat; it waits here, holding the pod's place, instead of failing the pod.
+        delays = iter(self._resolve_delays)
+        while True:
+            try:
+                await self._session.post_json(binding_path(pod), binding_body(pod, node_name))
+            except ApiError as error:
+                result = BindResult(outcome_for_status(error.status), error.message or str(error))
+                if result.outcome is BindOutcome.CONFLICT:
+                    return await self._resolve(pod, node_name, result, delays=())
+                return result
+            except ApiTransportError as error:
+                result = BindResult(BindOutcome.FAILED, str(error))
+                if error.possibly_sent:
+                    return await self._resolve(pod, node_name, result, delays=self._resolve_delays)
+                delay = next(delays, None)
+                if delay is None:
+                    return result
+                await asyncio.sleep(delay)
+                continue
+            return BindResult(BindOutcome.BOUND)
 
     async def _resolve(
         self, pod: Pod, node_name: str, unresolved: BindResult, *, delays: Sequence[float]
@@ -130,7 +139,7 @@ class ApiBinder:
             except ApiError as error:
                 if error.status == 404:
                     return BindResult(BindOutcome.GONE, error.message or str(error))
-                if error.status not in _TRANSIENT_STATUSES:
+                if not is_transient(error):
                     return unresolved
             except ApiTransportError:
                 pass

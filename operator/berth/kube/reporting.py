@@ -40,12 +40,12 @@ The policy that keeps thousands of unschedulable pods from flooding the API serv
 4. A token bucket (`qps`, `burst`) over all of the reporter's writes, and at most
    `max_in_flight` requests at once; writes are sent oldest first.
 5. Failures are classified: 404 on a series patch re-creates the Event (it
-   expired), 404 on a condition drops it (pod gone), other 4xx drop the write
-   (logged: a request the server refuses will not succeed by repetition), 5xx,
-   429 and transport errors retry with doubling delays (at most `RETRY_DELAY_MAX`)
-   up to `max_attempts`: about 85 s, so an API server that restarts still gets
-   the Scheduled events of pods bound just before it went away (client-go's
-   event sink tries 12 times, 10 s apart).
+   expired), 404 on a condition drops it (pod gone), other 4xx except 403 drop
+   the write (logged: a request the server refuses will not succeed by
+   repetition). Transport errors and transient statuses (`api.TRANSIENT_STATUSES`)
+   retry with doubling delays of at most `RETRY_DELAY_MAX`, up to `max_attempts`:
+   about 85 s, so a restarting API server still gets the Scheduled events of pods
+   bound just before it went away (client-go's event sink tries 12 times, 10 s apart).
 
 Known difference: a condition patch still in flight when the pod gets bound can land
 after the binding and overwrite PodScheduled=True. `scheduled()` drops pending
@@ -66,7 +66,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from berth.engine.model.pod import Pod
-from berth.kube.api import ApiError, ApiSession, ApiTransportError
+from berth.kube.api import ApiError, ApiSession, ApiTransportError, is_transient
 from berth.scheduling.ports import Clock, SchedulingReason
 
 __all__ = [
@@ -617,13 +617,7 @@ class ApiReporter:
 
     def _retry(self, job: _JobKey, error: ApiError | ApiTransportError) -> bool:
         """Schedule another attempt if the failure is transient; False means give up."""
-        transient = isinstance(error, ApiTransportError) or error.status in (
-            429,
-            500,
-            502,
-            503,
-            504,
-        )
+        transient = is_transient(error)
         attempts = self._attempts.get(job, 0) + 1
         if not transient or attempts >= self._max_attempts:
             self._attempts.pop(job, None)

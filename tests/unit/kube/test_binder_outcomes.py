@@ -58,7 +58,7 @@ async def test_answers_map_to_outcomes_and_never_raise(
         return {"kind": "Status", "status": "Success", "code": 201}
 
     session = FakeSession(responder=responder)
-    binder = ApiBinder(session)  # type: ignore[arg-type]
+    binder = ApiBinder(session, resolve_delays=())  # type: ignore[arg-type]
 
     result = await binder.bind(make_pod("web", "shop").build(), "n1")
 
@@ -91,7 +91,8 @@ def live_pod(node: str = "", uid: str = "uid-web") -> dict[str, Any]:
             BindOutcome.BOUND,
             "",
         ),
-        (LOST, [api_error(403, "Forbidden", "no get")], BindOutcome.FAILED, str(LOST)),
+        (LOST, [api_error(403, "Forbidden", "rbac"), live_pod("n1")], BindOutcome.BOUND, ""),
+        (LOST, [api_error(401, "Unauthorized", "who")], BindOutcome.FAILED, str(LOST)),
         (CONFLICT, [live_pod("n1")], BindOutcome.BOUND, ""),
         (CONFLICT, [live_pod("n2")], BindOutcome.CONFLICT, CONFLICT.message),
         (CONFLICT, [live_pod("")], BindOutcome.CONFLICT, CONFLICT.message),
@@ -105,7 +106,8 @@ def live_pod(node: str = "", uid: str = "uid-web") -> dict[str, Any]:
         "lost-answer-pod-deleted",
         "api-never-answers",
         "api-starting-then-answers",
-        "read-refused",
+        "api-rbac-not-ready-then-answers",
+        "read-unauthorized",
         "conflict-is-our-earlier-binding",
         "conflict-with-another-binding",
         "conflict-not-bound",
@@ -160,3 +162,30 @@ async def test_binding_duration_and_in_flight_are_recorded() -> None:
     assert (
         sample("berth_binding_duration_seconds_bucket", {"result": "conflict", "le": "0.002"}) == 0
     )
+
+
+@pytest.mark.parametrize(
+    ("refusals", "outcome", "posts"),
+    [(2, BindOutcome.BOUND, 3), (10, BindOutcome.FAILED, 4)],
+    ids=["api-back-in-time", "api-away-too-long"],
+)
+async def test_a_binding_that_could_not_connect_is_posted_again(
+    refusals: int, outcome: BindOutcome, posts: int
+) -> None:
+    """It surely had no effect, so it is repeated while the API server is away; no reads."""
+    left = {"refusals": refusals}
+
+    def responder(call: Call) -> Any:
+        if left["refusals"]:
+            left["refusals"] -= 1
+            raise DOWN
+        return {"kind": "Status", "status": "Success", "code": 201}
+
+    session = FakeSession(responder=responder)
+    binder = ApiBinder(session, resolve_delays=(0.0, 0.0, 0.0))  # type: ignore[arg-type]
+
+    result = await binder.bind(make_pod("web", "shop").uid("uid-web").build(), "n1")
+
+    assert result.outcome is outcome
+    assert len(session.of("POST")) == posts
+    assert session.of("GET") == []
