@@ -6,10 +6,11 @@ and recreated under the same name is never bound by a stale decision. The API
 server answers a `Status` (not a Binding); every failure is classified into
 a `BindOutcome` for the scheduling loop and never raised.
 
-While the API server is away, a POST that could not even connect is
-repeated after each of `RESOLVE_DELAYS` (it surely had no effect). A POST
-whose answer was lost (the server died or the connection broke after the
-request went out) may have bound the pod: reporting it as failed would make
+While the API server is away or starting, a POST that could not connect, or
+was refused with 403 or 429, is repeated after each of `RESOLVE_DELAYS` (it
+surely had no effect). A POST whose answer was lost (the server died or the
+connection broke after the request went out), or that got a 5xx, may have
+bound the pod: reporting it as failed would make
 the loop forget the assumed pod and hand its place to another pod while it
 may be taken, and report a bound pod unschedulable. So the binder reads the
 pod itself, until the API answers or `RESOLVE_DELAYS` run out; only then is
@@ -34,8 +35,8 @@ __all__ = ["RESOLVE_DELAYS", "ApiBinder", "binding_body", "binding_path"]
 
 logger = logging.getLogger(__name__)
 
-# Pauses between attempts while the API server cannot be reached: about 45 s in all, more
-# than an API server takes to restart, while the pod's place stays reserved.
+# Pauses between attempts while the API server is away or starting: about 45 s in all,
+# more than an API server takes to restart, while the pod's place stays reserved.
 RESOLVE_DELAYS = (0.5, 1.0, 2.0, 4.0, 8.0, 10.0, 10.0, 10.0)
 
 
@@ -102,8 +103,6 @@ class ApiBinder:
         return result
 
     async def _post(self, pod: Pod, node_name: str) -> BindResult:
-        # A POST that never left (connection refused: the API server is away) is safe to
-        # repeat; it waits here, holding the pod's place, instead of failing the pod.
         delays = iter(self._resolve_delays)
         while True:
             try:
@@ -112,17 +111,24 @@ class ApiBinder:
                 result = BindResult(outcome_for_status(error.status), error.message or str(error))
                 if result.outcome is BindOutcome.CONFLICT:
                     return await self._resolve(pod, node_name, result, delays=())
-                return result
+                if error.status >= 500:  # the binding may have been stored all the same
+                    return await self._resolve(pod, node_name, result, delays=self._resolve_delays)
+                if not is_transient(error):
+                    return result
+                # 403 or 429: refused before anything was done, by a server still starting
+                # (RBAC caches not filled yet) or throttling; worth the same POST again.
             except ApiTransportError as error:
                 result = BindResult(BindOutcome.FAILED, str(error))
                 if error.possibly_sent:
                     return await self._resolve(pod, node_name, result, delays=self._resolve_delays)
-                delay = next(delays, None)
-                if delay is None:
-                    return result
-                await asyncio.sleep(delay)
-                continue
-            return BindResult(BindOutcome.BOUND)
+                # Could not connect: the API server is away, and the POST surely had no effect.
+            else:
+                return BindResult(BindOutcome.BOUND)
+            delay = next(delays, None)
+            if delay is None:
+                return result
+            # Wait here, holding the pod's place, rather than fail the pod for an outage.
+            await asyncio.sleep(delay)
 
     async def _resolve(
         self, pod: Pod, node_name: str, unresolved: BindResult, *, delays: Sequence[float]

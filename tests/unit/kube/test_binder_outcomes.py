@@ -53,6 +53,8 @@ async def test_answers_map_to_outcomes_and_never_raise(
     failure: Exception | None, outcome: BindOutcome, message: str
 ) -> None:
     def responder(call: Call) -> Any:
+        if call.method == "GET":
+            return live_pod("")  # read back after a 5xx: not bound
         if failure is not None:
             raise failure
         return {"kind": "Status", "status": "Success", "code": 201}
@@ -60,10 +62,10 @@ async def test_answers_map_to_outcomes_and_never_raise(
     session = FakeSession(responder=responder)
     binder = ApiBinder(session, resolve_delays=())  # type: ignore[arg-type]
 
-    result = await binder.bind(make_pod("web", "shop").build(), "n1")
+    result = await binder.bind(make_pod("web", "shop").uid("uid-web").build(), "n1")
 
     assert (result.outcome, result.message) == (outcome, message)
-    [call] = session.calls
+    [call] = session.of("POST")
     assert call.path == "/api/v1/namespaces/shop/pods/web/binding"
 
 
@@ -164,13 +166,21 @@ async def test_binding_duration_and_in_flight_are_recorded() -> None:
     )
 
 
+RBAC_NOT_READY = api_error(403, "Forbidden", "cannot create resource pods/binding")
+
+
 @pytest.mark.parametrize(
-    ("refusals", "outcome", "posts"),
-    [(2, BindOutcome.BOUND, 3), (10, BindOutcome.FAILED, 4)],
-    ids=["api-back-in-time", "api-away-too-long"],
+    ("refusal", "refusals", "outcome", "posts"),
+    [
+        (DOWN, 2, BindOutcome.BOUND, 3),
+        (DOWN, 10, BindOutcome.FAILED, 4),
+        (RBAC_NOT_READY, 1, BindOutcome.BOUND, 2),
+        (api_error(429, "TooManyRequests", "slow down"), 1, BindOutcome.BOUND, 2),
+    ],
+    ids=["api-back-in-time", "api-away-too-long", "rbac-not-ready-yet", "throttled"],
 )
-async def test_a_binding_that_could_not_connect_is_posted_again(
-    refusals: int, outcome: BindOutcome, posts: int
+async def test_a_binding_refused_before_it_was_carried_out_is_posted_again(
+    refusal: Exception, refusals: int, outcome: BindOutcome, posts: int
 ) -> None:
     """It surely had no effect, so it is repeated while the API server is away; no reads."""
     left = {"refusals": refusals}
@@ -178,7 +188,7 @@ async def test_a_binding_that_could_not_connect_is_posted_again(
     def responder(call: Call) -> Any:
         if left["refusals"]:
             left["refusals"] -= 1
-            raise DOWN
+            raise refusal
         return {"kind": "Status", "status": "Success", "code": 201}
 
     session = FakeSession(responder=responder)
