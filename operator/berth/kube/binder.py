@@ -7,13 +7,13 @@ server answers a `Status` (not a Binding); every failure is classified into
 a `BindOutcome` for the scheduling loop and never raised.
 
 While the API server is away or starting, a POST that could not connect, or
-was refused with 403 or 429, is repeated after each of `RESOLVE_DELAYS` (it
+was refused with 403 or 429, is repeated after each of `RETRY_DELAYS` (it
 surely had no effect). A POST whose answer was lost (the server died or the
 connection broke after the request went out), or that got a 5xx, may have
 bound the pod: reporting it as failed would make
 the loop forget the assumed pod and hand its place to another pod while it
 may be taken, and report a bound pod unschedulable. So the binder reads the
-pod itself, until the API answers or `RESOLVE_DELAYS` run out; only then is
+pod itself, until the API answers or `RETRY_DELAYS` run out; only then is
 the binding reported failed (the later 409 or the watch reconcile it). A 409
 is checked the same way: it is our own earlier binding when the pod is on
 the node we chose.
@@ -31,7 +31,7 @@ from berth.kube.api import ApiError, ApiSession, ApiTransportError, is_transient
 from berth.kube.metrics import SchedulerMetrics
 from berth.scheduling.ports import BindOutcome, BindResult, Clock, MonotonicClock
 
-__all__ = ["RESOLVE_DELAYS", "ApiBinder", "binding_body", "binding_path"]
+__all__ = ["RETRY_DELAYS", "ApiBinder", "binding_body", "binding_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ logger = logging.getLogger(__name__)
 # more than an API server takes to restart, while the pod's place stays reserved. Short
 # and flat, so binding resumes within 2 s of the server's return (a refused connection
 # costs the server nothing).
-RESOLVE_DELAYS = (0.5, 1.0, *(2.0,) * 22)
+RETRY_DELAYS = (0.5, 1.0, *(2.0,) * 22)
 
 
 def binding_path(pod: Pod) -> str:
@@ -65,7 +65,7 @@ def outcome_for_status(status: int) -> BindOutcome:
     return BindOutcome.FAILED
 
 
-def outcome_from_pod(pod: Pod, node_name: str, live: dict[str, Any]) -> BindOutcome | None:
+def _outcome_from_pod(pod: Pod, node_name: str, live: dict[str, Any]) -> BindOutcome | None:
     """What the live pod says about a binding of `pod` to `node_name`; None: not bound yet."""
     if (live.get("metadata") or {}).get("uid") != pod.uid:
         return BindOutcome.GONE  # deleted and recreated under the same name
@@ -84,12 +84,12 @@ class ApiBinder:
         *,
         metrics: SchedulerMetrics | None = None,
         clock: Clock | None = None,  # test seam for the binding-duration metric
-        resolve_delays: Sequence[float] = RESOLVE_DELAYS,  # test seam: no real waiting
+        retry_delays: Sequence[float] = RETRY_DELAYS,  # test seam: no real waiting
     ) -> None:
         self._session = session
         self._metrics = metrics
         self._clock = clock or MonotonicClock()
-        self._resolve_delays = tuple(resolve_delays)
+        self._retry_delays = tuple(retry_delays)
 
     async def bind(self, pod: Pod, node_name: str) -> BindResult:
         metrics = self._metrics
@@ -105,7 +105,7 @@ class ApiBinder:
         return result
 
     async def _post(self, pod: Pod, node_name: str) -> BindResult:
-        delays = iter(self._resolve_delays)
+        delays = iter(self._retry_delays)
         while True:
             try:
                 await self._session.post_json(binding_path(pod), binding_body(pod, node_name))
@@ -114,7 +114,7 @@ class ApiBinder:
                 if result.outcome is BindOutcome.CONFLICT:
                     return await self._resolve(pod, node_name, result, delays=())
                 if error.status >= 500:  # the binding may have been stored all the same
-                    return await self._resolve(pod, node_name, result, delays=self._resolve_delays)
+                    return await self._resolve(pod, node_name, result, delays=self._retry_delays)
                 if not is_transient(error):
                     return result
                 # 403 or 429: refused before anything was done, by a server still starting
@@ -122,7 +122,7 @@ class ApiBinder:
             except ApiTransportError as error:
                 result = BindResult(BindOutcome.FAILED, str(error))
                 if error.possibly_sent:
-                    return await self._resolve(pod, node_name, result, delays=self._resolve_delays)
+                    return await self._resolve(pod, node_name, result, delays=self._retry_delays)
                 # Could not connect: the API server is away, and the POST surely had no effect.
             else:
                 return BindResult(BindOutcome.BOUND)
@@ -152,10 +152,12 @@ class ApiBinder:
             except ApiTransportError:
                 pass
             else:
-                outcome = outcome_from_pod(pod, node_name, live)
+                outcome = _outcome_from_pod(pod, node_name, live)
                 if outcome is BindOutcome.BOUND:
                     logger.info(
-                        "Binding %s to %s had landed; its answer was lost", pod.key, node_name
+                        "Binding %s to %s is in place; an earlier answer was lost",
+                        pod.key,
+                        node_name,
                     )
                     return BindResult(BindOutcome.BOUND)
                 return unresolved if outcome is None else BindResult(outcome, unresolved.message)

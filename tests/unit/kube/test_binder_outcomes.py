@@ -60,7 +60,7 @@ async def test_answers_map_to_outcomes_and_never_raise(
         return {"kind": "Status", "status": "Success", "code": 201}
 
     session = FakeSession(responder=responder)
-    binder = ApiBinder(session, resolve_delays=())  # type: ignore[arg-type]
+    binder = ApiBinder(session, retry_delays=())  # type: ignore[arg-type]
 
     result = await binder.bind(make_pod("web", "shop").uid("uid-web").build(), "n1")
 
@@ -131,7 +131,7 @@ async def test_a_binding_that_may_have_landed_is_checked_on_the_pod(
         return answer
 
     session = FakeSession(responder=responder)
-    binder = ApiBinder(session, resolve_delays=(0.0, 0.0, 0.0))  # type: ignore[arg-type]
+    binder = ApiBinder(session, retry_delays=(0.0, 0.0, 0.0))  # type: ignore[arg-type]
 
     result = await binder.bind(make_pod("web", "shop").uid("uid-web").build(), "n1")
 
@@ -192,7 +192,7 @@ async def test_a_binding_refused_before_it_was_carried_out_is_posted_again(
         return {"kind": "Status", "status": "Success", "code": 201}
 
     session = FakeSession(responder=responder)
-    binder = ApiBinder(session, resolve_delays=(0.0, 0.0, 0.0))  # type: ignore[arg-type]
+    binder = ApiBinder(session, retry_delays=(0.0, 0.0, 0.0))  # type: ignore[arg-type]
 
     result = await binder.bind(make_pod("web", "shop").uid("uid-web").build(), "n1")
 
