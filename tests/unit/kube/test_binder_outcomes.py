@@ -98,6 +98,7 @@ def live_pod(node: str = "", uid: str = "uid-web") -> dict[str, Any]:
         (CONFLICT, [live_pod("n1")], BindOutcome.BOUND, ""),
         (CONFLICT, [live_pod("n2")], BindOutcome.CONFLICT, CONFLICT.message),
         (CONFLICT, [live_pod("")], BindOutcome.CONFLICT, CONFLICT.message),
+        (CONFLICT, [live_pod("", uid="uid-other")], BindOutcome.GONE, CONFLICT.message),
         (CONFLICT, [DOWN], BindOutcome.CONFLICT, CONFLICT.message),
     ],
     ids=[
@@ -113,6 +114,7 @@ def live_pod(node: str = "", uid: str = "uid-web") -> dict[str, Any]:
         "conflict-is-our-earlier-binding",
         "conflict-with-another-binding",
         "conflict-not-bound",
+        "conflict-pod-recreated",
         "conflict-unverifiable",
     ],
 )
