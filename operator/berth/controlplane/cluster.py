@@ -188,7 +188,7 @@ class LocalControlPlane:
 
         Same port, etcd, certificates, service-account keys and flags, so
         existing kubeconfigs and tokens stay valid. Returns the seconds it took
-        to become ready.
+        to become ready; RuntimeError if it is still running.
         """
         if self._apiserver is None:
             raise RuntimeError("control plane not started")
