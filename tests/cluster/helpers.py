@@ -15,10 +15,13 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+import aiohttp
+
 from berth.controlplane import ApiError, KubeClient, LocalControlPlane, NodeTemplate, create_nodes
 from berth.controlplane.berth_process import BerthReplica
 from berth.controlplane.objects import list_events, unique_name, wait_for_pods_bound
 from berth.engine.model.quantity import to_milli, to_units
+from berth.kube.api import ApiTransportError
 
 __all__ = [
     "DEFAULT_SCHEDULER",
@@ -321,8 +324,9 @@ class BindingRecorder:
     """Follows the pods of one namespace and notes when each is first seen bound.
 
     `run()` lists, then watches from the list's resourceVersion (re-listing when a
-    watch ends), for as long as the task lives; cancel it when done. Times are
-    `time.monotonic()` at the moment the watch delivered the binding.
+    watch ends, and when the API server cannot be reached), for as long as the task
+    lives; cancel it when done. Times are `time.monotonic()` at the moment the watch
+    delivered the binding. A pod later seen on another node is noted in `moved`.
     """
 
     def __init__(self, client: KubeClient, namespace: str) -> None:
@@ -330,29 +334,49 @@ class BindingRecorder:
         self._path = f"/api/v1/namespaces/{namespace}/pods"
         self.namespace = namespace
         self.bound: dict[str, tuple[str, float]] = {}  # pod name -> (node, first seen bound)
+        self.moved: dict[str, list[str]] = {}  # pod name -> every node it was seen on
+        self.unreachable = 0  # list or watch attempts that found no API server
         self._changed = asyncio.Event()
 
     def _record(self, pod: Mapping[str, Any]) -> None:
         node = pod["spec"].get("nodeName")
         name = pod["metadata"]["name"]
-        if node and name not in self.bound:
+        if not node:
+            return
+        if name not in self.bound:
             self.bound[name] = (node, time.monotonic())
             self._changed.set()
+        elif self.bound[name][0] != node:
+            self.moved.setdefault(name, [self.bound[name][0]]).append(node)
 
     async def run(self) -> None:
         while True:
-            pods, resource_version = await self._client.list(self._path)
-            for pod in pods:
-                self._record(pod)
             try:
-                async for event in self._client.watch(
-                    self._path, resource_version=resource_version
-                ):
-                    if event["type"] in ("ADDED", "MODIFIED"):
-                        self._record(event["object"])
-            except ApiError as error:
-                if error.status != 410:  # 410 Gone: too old a resourceVersion; re-list
+                await self._list_and_watch()
+            except (
+                aiohttp.ClientError,
+                OSError,
+                TimeoutError,
+                ApiError,
+                ApiTransportError,
+            ) as error:
+                # The API server is away or still starting (a fault test): try again shortly.
+                if isinstance(error, ApiError) and error.status < 500:
                     raise
+                self.unreachable += 1
+                await asyncio.sleep(0.2)  # wait-ok: reconnect pacing while the server is down
+
+    async def _list_and_watch(self) -> None:
+        pods, resource_version = await self._client.list(self._path)
+        for pod in pods:
+            self._record(pod)
+        try:
+            async for event in self._client.watch(self._path, resource_version=resource_version):
+                if event["type"] in ("ADDED", "MODIFIED"):
+                    self._record(event["object"])
+        except ApiError as error:
+            if error.status != 410:  # 410 Gone: too old a resourceVersion; re-list
+                raise
 
     async def wait_for(self, count: int, *, timeout: float) -> None:
         """Until at least `count` pods are bound; TimeoutError says how many were."""

@@ -105,15 +105,16 @@ async def test_bind_sets_node_name_and_a_second_bind_conflicts(
     assert scheduled["status"] == "True"
 
 
-async def test_bind_with_a_stale_uid_conflicts_and_binds_nothing(
+async def test_bind_with_a_stale_uid_is_gone_and_binds_nothing(
     session: ApiSession, admin: ApiSession, namespace: str
 ) -> None:
+    """The 409 of the UID precondition: the pod decided for was deleted and recreated."""
     pod = await create_pod(admin, namespace, "web")
     stale = dataclasses.replace(pod, uid="00000000-0000-0000-0000-000000000000")
 
     result = await ApiBinder(session).bind(stale, "node-a")
 
-    assert result.outcome is BindOutcome.CONFLICT
+    assert result.outcome is BindOutcome.GONE
     assert "UID" in result.message
     live = await admin.get_json(f"/api/v1/namespaces/{namespace}/pods/web")
     assert "nodeName" not in live["spec"]

@@ -29,6 +29,7 @@ from typing import Any, Self
 
 from berth.controlplane.binaries import ControlPlaneBinaries, find_binaries
 from berth.controlplane.client import KubeClient
+from berth.controlplane.commands import apiserver_argv, etcd_argv
 from berth.controlplane.kubeconfig import KubeconfigCredentials, write_kubeconfig
 from berth.controlplane.pki import CertificateAuthority, write_service_account_keys
 from berth.controlplane.processes import (
@@ -170,6 +171,31 @@ class LocalControlPlane:
         traceback: TracebackType | None,
     ) -> None:
         self.stop()
+
+    # -- faults ----------------------------------------------------------------------------
+
+    def kill_apiserver(self) -> None:
+        """SIGKILL kube-apiserver, as a crash would; etcd and kube-scheduler keep running.
+
+        Clients see their connections reset and new ones refused until
+        `start_apiserver_again()`.
+        """
+        if self._apiserver is None:
+            raise RuntimeError("control plane not started")
+        self._apiserver.kill()
+
+    def start_apiserver_again(self, *, timeout: float | None = None) -> float:
+        """Start the killed kube-apiserver with the same command and wait for /readyz.
+
+        Same port, etcd, certificates, service-account keys and flags, so
+        existing kubeconfigs and tokens stay valid. Returns the seconds it took
+        to become ready; RuntimeError if it is still running.
+        """
+        if self._apiserver is None:
+            raise RuntimeError("control plane not started")
+        began = time.monotonic()
+        self._run_apiserver(self._apiserver, timeout=timeout or self._start_timeout)
+        return time.monotonic() - began
 
     # -- what clients need -----------------------------------------------------------------
 
@@ -448,26 +474,13 @@ class LocalControlPlane:
     def _start_etcd(self, binaries: ControlPlaneBinaries) -> None:
         client_port, peer_port = free_loopback_port(), free_loopback_port()
         self._etcd_port = client_port
-        client_url = f"http://127.0.0.1:{client_port}"
-        peer_url = f"http://127.0.0.1:{peer_port}"
-        argv = [
-            str(binaries.etcd),
-            "--name=berth",
-            f"--data-dir={self.run_dir / 'etcd'}",
-            f"--listen-client-urls={client_url}",
-            f"--advertise-client-urls={client_url}",
-            f"--listen-peer-urls={peer_url}",
-            f"--initial-advertise-peer-urls={peer_url}",
-            f"--initial-cluster=berth={peer_url}",
-            # 8 GiB, the documented maximum: a 10,000-pod benchmark must never
-            # hit the default 2 GiB quota and turn etcd read-only.
-            "--quota-backend-bytes=8589934592",
-            "--auto-compaction-retention=1",
-            # The data is thrown away after the run; durability buys nothing.
-            "--unsafe-no-fsync",
-            "--log-level=warn",
-            *self._extra_etcd_args,
-        ]
+        argv = etcd_argv(
+            binaries.etcd,
+            data_dir=self.run_dir / "etcd",
+            client_port=client_port,
+            peer_port=peer_port,
+            extra_args=self._extra_etcd_args,
+        )
         process = ManagedProcess("etcd", argv, log_path=self.run_dir / "etcd.log")
         process.start()
         self._etcd = process
@@ -479,45 +492,27 @@ class LocalControlPlane:
         )
 
     def _start_apiserver(self, binaries: ControlPlaneBinaries) -> None:
-        pki = self.run_dir / "pki"
-        argv = [
-            str(binaries.kube_apiserver),
-            f"--etcd-servers={self.etcd_endpoint}",
-            "--bind-address=127.0.0.1",
-            f"--secure-port={self._apiserver_port}",
-            # A loopback advertise address is only accepted when no endpoint
-            # reconciler publishes it; nothing here uses the in-cluster Service.
-            "--advertise-address=127.0.0.1",
-            "--endpoint-reconciler-type=none",
-            f"--tls-cert-file={pki / 'kube-apiserver.crt'}",
-            f"--tls-private-key-file={pki / 'kube-apiserver.key'}",
-            f"--client-ca-file={pki / 'ca.crt'}",
-            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-            f"--service-account-key-file={pki / 'sa.pub'}",
-            f"--service-account-signing-key-file={pki / 'sa.key'}",
-            "--service-cluster-ip-range=10.0.0.0/24",
-            "--authorization-mode=RBAC",
-            "--allow-privileged=true",
-            f"--disable-admission-plugins={','.join(self._disabled_admission_plugins)}",
-            # Server-side throttling off, so benchmarks measure schedulers, not
-            # API Priority and Fairness.
-            "--enable-priority-and-fairness=false",
-            "--max-requests-inflight=0",
-            "--max-mutating-requests-inflight=0",
-            f"--cert-dir={self.run_dir / 'kube-apiserver-certs'}",
-            "--v=1",
-            *self._extra_apiserver_args,
-        ]
+        argv = apiserver_argv(
+            binaries.kube_apiserver,
+            run_dir=self.run_dir,
+            port=self._apiserver_port,
+            etcd_endpoint=self.etcd_endpoint,
+            disabled_admission_plugins=self._disabled_admission_plugins,
+            extra_args=self._extra_apiserver_args,
+        )
         process = ManagedProcess(
             "kube-apiserver", argv, log_path=self.run_dir / "kube-apiserver.log"
         )
-        process.start()
         self._apiserver = process
+        self._run_apiserver(process, timeout=self._start_timeout)
+
+    def _run_apiserver(self, process: ManagedProcess, *, timeout: float) -> None:
+        process.start()
         context = self._admin_ssl
         assert context is not None
         wait_until(
             lambda: _get_ok(self._apiserver_port, "/readyz", context),
-            timeout=self._start_timeout,
+            timeout=timeout,
             failure=process.failure_message,
             description="kube-apiserver /readyz",
             interval=0.1,

@@ -116,7 +116,11 @@ def wait_until(
 
 
 class ManagedProcess:
-    """One long-running child with its output in a log file."""
+    """One long-running child with its output in a log file.
+
+    Once it has exited (or been killed), `start()` runs the same command again
+    with the log appended: that is how a test restarts a crashed component.
+    """
 
     def __init__(
         self,
@@ -140,9 +144,10 @@ class ManagedProcess:
         return self._popen.pid if self._popen is not None else None
 
     def start(self) -> None:
-        if self._popen is not None:
-            raise RuntimeError(f"{self.name} already started")
-        self._log = self.log_path.open("ab")
+        if self._popen is not None and self._popen.poll() is None:
+            raise RuntimeError(f"{self.name} already running (pid {self._popen.pid})")
+        if self._log is None:
+            self._log = self.log_path.open("ab")
         self._popen = subprocess.Popen(
             self.argv,
             stdin=subprocess.DEVNULL,
@@ -191,6 +196,25 @@ class ManagedProcess:
             self._log.close()
             self._log = None
         _live.discard(self)
+
+    def kill(self) -> int | None:
+        """SIGKILL at once, as a crash or the OOM killer would, and reap the process.
+
+        Unlike `stop()` the process gets no chance to finish requests or close
+        connections. Returns the exit status (None if it was never started).
+        """
+        popen = self._popen
+        if popen is None:
+            return None
+        if popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                popen.kill()
+        code = popen.wait()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        _live.discard(self)
+        return code
 
     def rss_bytes(self) -> int:
         return rss_bytes(self._popen.pid) if self._popen is not None else 0

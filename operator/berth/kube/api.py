@@ -27,6 +27,7 @@ import yaml
 
 __all__ = [
     "DEFAULT_CONNECTION_LIMIT",
+    "TRANSIENT_STATUSES",
     "ApiError",
     "ApiSession",
     "ApiTransportError",
@@ -36,6 +37,7 @@ __all__ = [
     "connection_info_from_kubeconfig",
     "error_from_response",
     "error_from_status",
+    "is_transient",
 ]
 
 JsonObject = dict[str, Any]
@@ -47,6 +49,9 @@ DEFAULT_CONNECTION_LIMIT = 100
 DEFAULT_REQUEST_TIMEOUT = 30.0
 # Watch events arrive one JSON document a line; big objects need more than aiohttp's 64 KiB.
 WATCH_LINE_BUFFER = 4 * 1024 * 1024
+
+# Failures to open a connection: the request was never written, so it surely had no effect.
+_NOT_SENT = (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)
 
 _PATCH_CONTENT_TYPES: dict[str, str] = {
     "merge": "application/merge-patch+json",
@@ -75,7 +80,29 @@ class Unauthorized(ApiError):
 
 
 class ApiTransportError(Exception):
-    """No HTTP answer at all: connection refused or reset, TLS failure, timeout."""
+    """No HTTP answer at all: connection refused or reset, TLS failure, timeout.
+
+    `possibly_sent` is False only when the request surely never reached the
+    server (no connection could be made); otherwise a write may have been
+    carried out although its answer was lost (the server died or the
+    connection broke after the request went out), and the caller must find
+    out before acting as if it had not.
+    """
+
+    def __init__(self, message: str, *, possibly_sent: bool = True) -> None:
+        super().__init__(message)
+        self.possibly_sent = possibly_sent
+
+
+# Answers worth the same request again later: throttling, a server-side failure, and
+# 403, which an API server that has just started gives until its RBAC caches are filled
+# (kopf retries 403 for the same reason).
+TRANSIENT_STATUSES = frozenset({403, 429, 500, 502, 503, 504})
+
+
+def is_transient(error: ApiError | ApiTransportError) -> bool:
+    """Whether repeating the request later may succeed: no answer, or a transient status."""
+    return isinstance(error, ApiTransportError) or error.status in TRANSIENT_STATUSES
 
 
 def error_from_response(status: int, body: bytes, *, method: str, path: str) -> ApiError:
@@ -234,7 +261,10 @@ class ApiSession:
             ) as response:
                 return response.status, await response.read()
         except (aiohttp.ClientError, TimeoutError, OSError) as error:
-            raise ApiTransportError(f"{method} {path}: {type(error).__name__}: {error}") from error
+            raise ApiTransportError(
+                f"{method} {path}: {type(error).__name__}: {error}",
+                possibly_sent=not isinstance(error, _NOT_SENT),
+            ) from error
 
     def _reload_token(self) -> bool:
         """Re-read a rotated token file; True if the token changed (worth one retry)."""

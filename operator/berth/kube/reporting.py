@@ -40,14 +40,18 @@ The policy that keeps thousands of unschedulable pods from flooding the API serv
 4. A token bucket (`qps`, `burst`) over all of the reporter's writes, and at most
    `max_in_flight` requests at once; writes are sent oldest first.
 5. Failures are classified: 404 on a series patch re-creates the Event (it
-   expired), 404 on a condition drops it (pod gone), other 4xx drop the write
-   (logged: a request the server refuses will not succeed by repetition), 5xx,
-   429 and transport errors retry with doubling delays up to `max_attempts`.
+   expired), 404 on a condition drops it (pod gone), other 4xx except 403 drop
+   the write (logged: a request the server refuses will not succeed by
+   repetition). Transport errors and transient statuses (`api.TRANSIENT_STATUSES`)
+   retry with doubling delays of at most `RETRY_DELAY_MAX`, up to `max_attempts`:
+   about 85 s, so a restarting API server still gets the Scheduled events of pods
+   bound just before it went away (client-go's event sink tries 12 times, 10 s apart).
 
 Known difference: a condition patch still in flight when the pod gets bound can land
 after the binding and overwrite PodScheduled=True. `scheduled()` drops pending
-(unsent) condition patches of the pod, which covers the common case; kube-scheduler
-has the same window with its asynchronous API calls.
+(unsent) condition patches of the pod, and one in flight is not retried if it fails,
+which covers the common cases; kube-scheduler has the same window with its
+asynchronous API calls.
 """
 
 from __future__ import annotations
@@ -62,7 +66,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from berth.engine.model.pod import Pod
-from berth.kube.api import ApiError, ApiSession, ApiTransportError
+from berth.kube.api import ApiError, ApiSession, ApiTransportError, is_transient
 from berth.scheduling.ports import Clock, SchedulingReason
 
 __all__ = [
@@ -88,8 +92,9 @@ SWEEP_INTERVAL = 1.0
 DEFAULT_QPS = 200.0
 DEFAULT_BURST = 500
 DEFAULT_MAX_IN_FLIGHT = 8
-DEFAULT_MAX_ATTEMPTS = 5
+DEFAULT_MAX_ATTEMPTS = 12
 RETRY_DELAY = 1.0
+RETRY_DELAY_MAX = 10.0
 CONDITION_MEMO_SIZE = 65536
 
 
@@ -272,6 +277,8 @@ class ApiReporter:
         self._series: dict[EventKey, _Series] = {}
         self._latest_failure: dict[str, EventKey] = {}  # pod uid -> its last FailedScheduling
         self._conditions: dict[str, _ConditionUpdate] = {}  # pod uid -> pending patch
+        # Pods bound or gone while their condition patch was in flight: never retry it.
+        self._withdrawn: set[str] = set()
         self._memo: OrderedDict[str, tuple[SchedulingReason, str]] = OrderedDict()
 
         self._ready: dict[_JobKey, None] = {}  # insertion-ordered set: send oldest first
@@ -291,10 +298,7 @@ class ApiReporter:
         note = f"Successfully assigned {pod.namespace}/{pod.name} to {node_name}"
         self._record(pod, "Normal", "Scheduled", "Binding", note, profile)
         # The binding set PodScheduled=True; an unsent False would undo it.
-        self._conditions.pop(pod.uid, None)
-        self._unready(("condition", pod.uid))
-        self._memo.pop(pod.uid, None)
-        self._latest_failure.pop(pod.uid, None)
+        self._withdraw_condition(pod.uid)
 
     def failed(self, pod: Pod, message: str, *, reason: SchedulingReason, profile: str) -> None:
         key = self._record(
@@ -308,8 +312,14 @@ class ApiReporter:
 
     def forget(self, pod_uid: str) -> None:
         """The pod is gone: drop its pending condition patch and memo (events stay)."""
+        self._withdraw_condition(pod_uid)
+
+    def _withdraw_condition(self, pod_uid: str) -> None:
+        job = ("condition", pod_uid)
         self._conditions.pop(pod_uid, None)
-        self._unready(("condition", pod_uid))
+        self._unready(job)
+        if job in self._in_flight:
+            self._withdrawn.add(pod_uid)
         self._memo.pop(pod_uid, None)
         self._latest_failure.pop(pod_uid, None)
 
@@ -402,6 +412,7 @@ class ApiReporter:
 
     def _request_condition(self, pod: Pod, reason: SchedulingReason, message: str) -> None:
         job = ("condition", pod.uid)
+        self._withdrawn.discard(pod.uid)
         previous = self._memo.get(pod.uid)
         if job not in self._in_flight and previous == (reason, message):
             self._conditions.pop(pod.uid, None)  # the server already has the latest
@@ -576,6 +587,7 @@ class ApiReporter:
     async def _sync_condition(self, uid: str) -> None:
         update = self._conditions.pop(uid, None)
         if update is None:
+            self._withdrawn.discard(uid)
             return
         job = ("condition", uid)
         path = f"/api/v1/namespaces/{update.namespace}/pods/{update.name}/status"
@@ -583,6 +595,10 @@ class ApiReporter:
         try:
             await self._session.patch_json(path, update.patch, content_type="strategic")
         except (ApiError, ApiTransportError) as error:
+            if uid in self._withdrawn:  # bound or gone meanwhile: the patch is moot
+                self._withdrawn.discard(uid)
+                self._attempts.pop(job, None)
+                return
             if isinstance(error, ApiError) and error.status == 404:
                 self._memo.pop(uid, None)
                 self._attempts.pop(job, None)
@@ -591,6 +607,9 @@ class ApiReporter:
                 self._conditions.setdefault(uid, update)  # unless a newer one arrived
             return
         self._attempts.pop(job, None)
+        if uid in self._withdrawn:
+            self._withdrawn.discard(uid)
+            return
         self._memo[uid] = (update.reason, update.message)
         self._memo.move_to_end(uid)
         while len(self._memo) > self._memo_size:
@@ -598,20 +617,14 @@ class ApiReporter:
 
     def _retry(self, job: _JobKey, error: ApiError | ApiTransportError) -> bool:
         """Schedule another attempt if the failure is transient; False means give up."""
-        transient = isinstance(error, ApiTransportError) or error.status in (
-            429,
-            500,
-            502,
-            503,
-            504,
-        )
+        transient = is_transient(error)
         attempts = self._attempts.get(job, 0) + 1
         if not transient or attempts >= self._max_attempts:
             self._attempts.pop(job, None)
             logger.warning("dropping %s write after %d attempt(s): %s", job[0], attempts, error)
             return False
         self._attempts[job] = attempts
-        delay = RETRY_DELAY * 2 ** (attempts - 1)
+        delay = min(RETRY_DELAY * 2 ** (attempts - 1), RETRY_DELAY_MAX)
         if job in self._in_flight:
             self._held.discard(job)
         self._deferred[job] = self._clock.now() + delay

@@ -28,6 +28,10 @@ logger = logging.getLogger(__name__)
 
 FINALIZER = "berth.dev/leadership"
 POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
+# kopf's default pauses between failed API requests grow to 21 s, so its watches could
+# resume that long after an API server came back; capped at 3 s they still span about a
+# minute of outage (as long as the default) before a request gives up.
+API_RETRY_BACKOFFS = (1.0, 1.0, 2.0, 2.0, *(3.0,) * 17)
 
 
 def identity() -> str:
@@ -80,6 +84,7 @@ def configure(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> Settings
     kopf_settings.posting.enabled = False  # Berth posts its own events (events.k8s.io/v1)
     kopf_settings.persistence.finalizer = FINALIZER
     kopf_settings.watching.field_selectors["v1", "pods"] = POD_FIELD_SELECTOR
+    kopf_settings.networking.error_backoffs = API_RETRY_BACKOFFS
     configure_peering(kopf_settings, settings)
     return settings
 

@@ -50,6 +50,9 @@ class FakeSession:
             return self.responder(call)
         return {}
 
+    async def get_json(self, path: str, **_: Any) -> Any:
+        return self._answer(Call("GET", path, None))
+
     async def post_json(self, path: str, body: Any, **_: Any) -> Any:
         return self._answer(Call("POST", path, body))
 

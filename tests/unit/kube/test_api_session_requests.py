@@ -3,6 +3,7 @@ token re-read on 401, and kubeconfig parsing into kopf's ConnectionInfo."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -116,10 +117,35 @@ async def test_a_rotated_token_file_is_reread_once_on_401(
     assert [seen[4] for seen in handler.seen] == ["Bearer old", "Bearer good"]
 
 
-async def test_no_answer_is_a_transport_error() -> None:
+async def test_refused_connection_is_a_transport_error_of_a_request_never_sent() -> None:
     async with ApiSession("http://127.0.0.1:9", ssl_context=False, request_timeout=5) as api:
-        with pytest.raises(ApiTransportError):
+        with pytest.raises(ApiTransportError) as raised:
             await api.get_json("/x")
+    assert raised.value.possibly_sent is False
+
+
+async def test_a_server_dying_after_the_request_leaves_its_effect_unknown() -> None:
+    """Read the whole request, then close without answering: a SIGKILLed API server."""
+    received = asyncio.Event()
+
+    async def die_after_reading(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        received.set()
+        writer.close()
+
+    server = await asyncio.start_server(die_after_reading, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        async with ApiSession(
+            f"http://127.0.0.1:{port}", ssl_context=False, request_timeout=5
+        ) as api:
+            with pytest.raises(ApiTransportError) as raised:
+                await api.post_json("/binding", {"a": 1})
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert received.is_set()
+    assert raised.value.possibly_sent is True
 
 
 def test_kubeconfig_context_becomes_connection_info(tmp_path: Path) -> None:

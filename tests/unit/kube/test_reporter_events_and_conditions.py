@@ -395,6 +395,53 @@ async def test_transient_failures_retry_with_a_delay_and_client_errors_are_dropp
     assert reporter.pending_writes == 0
 
 
+async def test_transport_failures_are_retried_for_as_long_as_an_apiserver_restart_takes(
+    session: FakeSession, clock: FakeClock
+) -> None:
+    """A Scheduled event must survive an API server that is away for a minute."""
+    back_at = clock.now() + 60.0
+    created: list[Call] = []
+
+    def responder(call: Call) -> Any:
+        if clock.now() < back_at:
+            raise ApiTransportError("POST ...: ClientConnectorError: refused", possibly_sent=False)
+        created.append(call)
+        return {}
+
+    session.responder = responder
+    reporter = make_reporter(session, clock)
+    reporter.scheduled(pod(), "n1", profile="berth")
+    for _ in range(120):
+        await reporter.drain()
+        clock.advance(1)
+
+    assert [call.body["reason"] for call in created] == ["Scheduled"]
+    assert len(session.of("POST")) <= 12, "retries are bounded"
+    assert reporter.pending_writes == 0
+
+
+async def test_a_condition_patch_in_flight_when_the_pod_is_bound_is_not_retried(
+    session: FakeSession, clock: FakeClock
+) -> None:
+    reporter = make_reporter(session, clock)
+    bound_meanwhile = pod()
+
+    def responder(call: Call) -> Any:
+        if call.path.endswith("/status"):
+            reporter.scheduled(bound_meanwhile, "n1", profile="berth")  # the binding lands
+            raise ApiTransportError("PATCH ...: ServerDisconnectedError")
+        return {}
+
+    session.responder = responder
+    reporter.failed(bound_meanwhile, MESSAGE, reason=UNSCHEDULABLE, profile="berth")
+    await reporter.drain()
+    clock.advance(100)
+    await reporter.drain()
+
+    assert len(session.of("PATCH", "/status")) == 1, "a False condition after the binding is wrong"
+    assert reporter.pending_writes == 0
+
+
 async def test_a_vanished_pod_drops_its_condition_patch(
     session: FakeSession, clock: FakeClock
 ) -> None:
