@@ -34,6 +34,11 @@ _FLAGS: dict[str, tuple[str, type]] = {
     "peering": ("peering_name", str),
     "peering-lifetime-seconds": ("peering_lifetime_seconds", int),
     "priority": ("priority", int),
+    "lease-name": ("lease_name", str),
+    "lease-namespace": ("lease_namespace", str),
+    "lease-duration-seconds": ("lease_duration_seconds", int),
+    "lease-renew-deadline-seconds": ("lease_renew_deadline_seconds", float),
+    "lease-retry-period-seconds": ("lease_retry_period_seconds", float),
     "seed": ("seed", int),
 }
 
@@ -73,6 +78,8 @@ def _validate(settings: Settings) -> None:
     for value, low, high, name in checks:
         if not low <= value <= high:
             raise ConfigError(f"{name}: must be between {low} and {high}, got {value}")
+    for problem in settings.lease_timing().problems():
+        raise ConfigError(problem)
     if settings.pod_initial_backoff_seconds <= 0:
         raise ConfigError("podInitialBackoffSeconds: must be positive")
     if settings.pod_max_backoff_seconds < settings.pod_initial_backoff_seconds:
@@ -112,6 +119,8 @@ def resolve_settings(args: argparse.Namespace, environ: dict[str, str]) -> Setti
     if args.standalone:
         values["standalone"] = True
     values.setdefault("identity", environ.get("POD_ID", ""))
+    if environ.get("POD_NAMESPACE"):  # in a pod, the Lease lives in the pod's own namespace
+        values.setdefault("lease_namespace", environ["POD_NAMESPACE"])
     settings = Settings(**values)
     _validate(settings)
     return settings

@@ -3,6 +3,11 @@
 One `BerthApp` per process. kopf handlers (handlers.py) feed it watch events;
 the leadership daemons (one per SchedulerProfile, stopped by kopf peering on
 pause) switch its scheduling loop on and off.
+
+Leading takes two things: kopf peering has this replica active, and it holds the
+Lease (lease.py). Peering-active replicas compete for the Lease; the loop starts
+when the Lease is acquired (after a fresh listing) and stops as soon as it is
+lost, even while peering still says active.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from typing import Any, TypeVar
 from berth.engine.errors import InvalidObjectError
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
-from berth.kube.api import ApiSession
+from berth.kube.api import ApiError, ApiSession, ApiTransportError
+from berth.kube.lease import LeaseElector, LeaseTiming
 from berth.kube.observer import PrometheusObserver
 from berth.scheduling.loop import Scheduler
 from berth.scheduling.ports import Binder, MonotonicClock, Preemptor, Reporter
@@ -50,11 +56,24 @@ class Settings:
     percentage_of_nodes_to_score: int = 0
     peering_name: str = "berth"
     peering_lifetime_seconds: int = 15
+    # The Lease the active replica must hold to write (kube-scheduler's defaults).
+    lease_name: str = "berth"
+    lease_namespace: str = "berth-system"
+    lease_duration_seconds: int = 15
+    lease_renew_deadline_seconds: float = 10.0
+    lease_retry_period_seconds: float = 2.0
     standalone: bool = False
     priority: int | None = None  # None: derived from the pod IP or identity
     identity: str = ""
     kubeconfig: str = ""
     seed: int | None = None  # tie-break RNG seed; None = random
+
+    def lease_timing(self) -> LeaseTiming:
+        return LeaseTiming(
+            lease_duration=self.lease_duration_seconds,
+            renew_deadline=self.lease_renew_deadline_seconds,
+            retry_period=self.lease_retry_period_seconds,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -78,8 +97,10 @@ class BerthApp:
         reporter: Reporter,
         metrics: PrometheusObserver | None = None,
         preemptor: Preemptor | None = None,
+        lease: LeaseElector | None = None,  # None: peering alone decides (unit tests)
     ) -> None:
         self.settings = settings
+        self.lease = lease
         self.session = session
         self.reporter = reporter
         self.metrics = metrics
@@ -98,6 +119,7 @@ class BerthApp:
         )
         self.leadership = Leadership()
         self._loop_task: asyncio.Task[None] | None = None
+        self._lease_follower: asyncio.Task[None] | None = None
         self._transition = asyncio.Lock()
         self.synced = False
 
@@ -124,39 +146,75 @@ class BerthApp:
     # ------------------------------------------------------------------ leadership
 
     async def acquire(self) -> None:
-        """A leadership daemon started: on the first, converge the cache and start the loop."""
+        """A leadership daemon started: on the first, compete for the Lease (or lead at once)."""
         async with self._transition:
             self.leadership.holders += 1
             if self.leadership.holders > 1:
                 return
-            await self._reconcile_from_api()
-            self.scheduler.activate()
-            self._loop_task = asyncio.create_task(
-                self.scheduler.run(), name="berth-scheduling-loop"
+            if self.lease is None:
+                await self._start_loop()
+                return
+            self.lease.compete()
+            self._lease_follower = asyncio.create_task(
+                self._follow_lease(self.lease), name="berth-lease-follower"
             )
-            self.leadership.changes.append(True)
-            if self.metrics is not None:
-                self.metrics.leader(True)
-            logger.info("Leading: the scheduling loop runs")
 
     async def release(self) -> None:
         async with self._transition:
             self.leadership.holders = max(0, self.leadership.holders - 1)
             if self.leadership.holders:
                 return
-            self.scheduler.deactivate()
-            if self._loop_task is not None:
-                self._loop_task.cancel()
-                await asyncio.gather(self._loop_task, return_exceptions=True)
-                self._loop_task = None
-            self.leadership.changes.append(False)
-            if self.metrics is not None:
-                self.metrics.leader(False)
-            logger.info("Standing by: the scheduling loop is paused")
+            await self._stop_following()
+            await self._stop_loop()
+            if self.lease is not None:
+                await self.lease.stand_down()
 
     @property
     def leading(self) -> bool:
-        return self.leadership.holders > 0
+        return self._loop_task is not None
+
+    async def _follow_lease(self, lease: LeaseElector) -> None:
+        """Run the loop exactly while the Lease is held (and peering keeps this replica active)."""
+        while True:
+            await lease.wait_until(leading=True)
+            try:
+                async with self._transition:
+                    await self._start_loop()
+            except (ApiError, ApiTransportError) as error:
+                logger.warning("Listing the cluster failed; retrying: %s", error)
+                await asyncio.sleep(self.settings.lease_retry_period_seconds)
+                continue
+            await lease.wait_until(leading=False)
+            async with self._transition:
+                await self._stop_loop()
+
+    async def _stop_following(self) -> None:
+        follower, self._lease_follower = self._lease_follower, None
+        if follower is not None:
+            follower.cancel()
+            await asyncio.gather(follower, return_exceptions=True)
+
+    async def _start_loop(self) -> None:
+        """Converge the cache from a fresh listing, then schedule."""
+        await self._reconcile_from_api()
+        self.scheduler.activate()
+        self._loop_task = asyncio.create_task(self.scheduler.run(), name="berth-scheduling-loop")
+        self.leadership.changes.append(True)
+        if self.metrics is not None:
+            self.metrics.leader(True)
+        logger.info("Leading: the scheduling loop runs")
+
+    async def _stop_loop(self) -> None:
+        if self._loop_task is None:
+            return
+        self.scheduler.deactivate()
+        self._loop_task.cancel()
+        await asyncio.gather(self._loop_task, return_exceptions=True)
+        self._loop_task = None
+        self.leadership.changes.append(False)
+        if self.metrics is not None:
+            self.metrics.leader(False)
+        logger.info("Standing by: the scheduling loop is paused")
 
     async def _reconcile_from_api(self) -> None:
         """List nodes and non-terminal pods: a resumed watch never reports what vanished meanwhile."""
@@ -171,7 +229,11 @@ class BerthApp:
         self.synced = True
 
     async def close(self) -> None:
+        """Graceful shutdown: stop scheduling, let posted binds finish, then release the Lease."""
+        await self._stop_following()
         if self._loop_task is not None:
             self._loop_task.cancel()
             await asyncio.gather(self._loop_task, return_exceptions=True)
         await self.scheduler.drain_binds()
+        if self.lease is not None:
+            await self.lease.stand_down()

@@ -5,6 +5,12 @@ subresource with the pod's UID in the Binding's metadata, so a pod deleted
 and recreated under the same name is never bound by a stale decision. The API
 server answers a `Status` (not a Binding); every failure is classified into
 a `BindOutcome` for the scheduling loop and never raised.
+
+With a `WriteFence` (the Lease, lease.py) nothing is posted unless this replica
+holds the Lease at the moment the request starts. A refused bind is answered as
+`BindOutcome.GONE`: the loop forgets the assumed pod and neither requeues it nor
+reports a failure, because a replica without the Lease must write nothing more,
+and the next leader lists the pod afresh.
 """
 
 from __future__ import annotations
@@ -13,10 +19,13 @@ from typing import Any
 
 from berth.engine.model.pod import Pod
 from berth.kube.api import ApiError, ApiSession, ApiTransportError
+from berth.kube.lease import WriteFence
 from berth.kube.metrics import SchedulerMetrics
 from berth.scheduling.ports import BindOutcome, BindResult, Clock, MonotonicClock
 
-__all__ = ["ApiBinder", "binding_body", "binding_path"]
+__all__ = ["NOT_HOLDING_LEASE", "ApiBinder", "binding_body", "binding_path"]
+
+NOT_HOLDING_LEASE = "not posted: this replica does not hold the leader Lease"
 
 
 def binding_path(pod: Pod) -> str:
@@ -51,8 +60,10 @@ class ApiBinder:
         *,
         metrics: SchedulerMetrics | None = None,
         clock: Clock | None = None,  # test seam for the binding-duration metric
+        fence: WriteFence | None = None,
     ) -> None:
         self._session = session
+        self._fence = fence
         self._metrics = metrics
         self._clock = clock or MonotonicClock()
 
@@ -70,7 +81,9 @@ class ApiBinder:
         return result
 
     async def _post(self, pod: Pod, node_name: str) -> BindResult:
-        try:
+        if self._fence is not None and not self._fence.permits("binding"):
+            return BindResult(BindOutcome.GONE, NOT_HOLDING_LEASE)
+        try:  # no await between the fence and the request
             await self._session.post_json(binding_path(pod), binding_body(pod, node_name))
         except ApiError as error:
             return BindResult(outcome_for_status(error.status), error.message or str(error))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import ipaddress
 import logging
@@ -15,6 +16,7 @@ import kopf
 from berth.kube.api import ApiSession, connection_info_from_kubeconfig
 from berth.kube.app import BerthApp, Settings
 from berth.kube.binder import ApiBinder
+from berth.kube.lease import ApiLeaseStore, LeaseElector
 from berth.kube.metrics import SchedulerMetrics
 from berth.kube.observer import PrometheusObserver
 from berth.kube.preemption import ApiPreemptor
@@ -102,13 +104,22 @@ async def start(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> None:
     metrics = SchedulerMetrics()
     reporter = ApiReporter(session, clock=MonotonicClock(), instance=identity())
     reporter.start()
+    lease = LeaseElector(
+        ApiLeaseStore(session, namespace=settings.lease_namespace, name=settings.lease_name),
+        identity=identity(),
+        timing=settings.lease_timing(),
+        on_refused=metrics.count_lease_refused,
+    )
+    # Runs for the whole process: a paused replica keeps observing the Lease.
+    memo["lease_task"] = asyncio.create_task(lease.run(), name="berth-lease")
     app = BerthApp(
         settings=settings,
         session=session,
-        binder=ApiBinder(session),
+        binder=ApiBinder(session, fence=lease),
         reporter=reporter,
         metrics=PrometheusObserver(metrics),
-        preemptor=ApiPreemptor(session, instance=identity()),
+        preemptor=ApiPreemptor(session, instance=identity(), fence=lease),
+        lease=lease,
     )
     profiles = ProfileController(app.scheduler, session)
     server = HealthServer(
@@ -129,7 +140,11 @@ async def start(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> None:
 async def stop(memo: kopf.Memo) -> None:
     app: BerthApp | None = memo.get("berth")
     if app is not None:
-        await app.close()
+        await app.close()  # releases the Lease
+    lease_task: asyncio.Task[None] | None = memo.get("lease_task")
+    if lease_task is not None:
+        lease_task.cancel()
+        await asyncio.gather(lease_task, return_exceptions=True)
     reporter: Any = memo.get("reporter")
     if reporter is not None:
         await reporter.stop()

@@ -1,13 +1,15 @@
-"""Fakes for the kube layer's unit tests: a scripted API session and a settable clock."""
+"""Fakes for the kube layer's unit tests: a scripted API session, a settable clock, a Lease store."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from berth.kube.api import ApiError
+from berth.kube.lease import LeaseConflict, LeaseRecord, LeaseSnapshot, LeaseUnavailable
 
 
 @dataclass
@@ -53,6 +55,15 @@ class FakeSession:
             return self.responder(call)
         return {}
 
+    async def get_json(self, path: str, **_: Any) -> Any:
+        return self._answer(Call("GET", path, None))
+
+    async def request(self, method: str, path: str, *, body: Any = None, **_: Any) -> Any:
+        return self._answer(Call(method, path, body))
+
+    async def delete_json(self, path: str, **_: Any) -> Any:
+        return self._answer(Call("DELETE", path, None))
+
     async def post_json(self, path: str, body: Any, **_: Any) -> Any:
         return self._answer(Call("POST", path, body))
 
@@ -65,3 +76,49 @@ class FakeSession:
 
 def api_error(status: int, reason: str = "", message: str = "") -> ApiError:
     return ApiError(status, reason, message)
+
+
+@dataclass
+class FakeLease:
+    """The API server's side of one Lease: its record, resourceVersion and write history."""
+
+    record: LeaseRecord | None = None
+    version: int = 0
+    writes: list[LeaseRecord] = field(default_factory=list)
+
+
+@dataclass
+class FakeLeaseStore:
+    """One replica's `LeaseStore` onto a shared `FakeLease`; `cut_off` simulates a partition."""
+
+    lease: FakeLease
+    cut_off: bool = False
+
+    async def _reach(self) -> None:
+        await asyncio.sleep(0)  # a request is a suspension point: lets racing replicas interleave
+        if self.cut_off:
+            raise LeaseUnavailable("cut off from the API server")
+
+    async def get(self) -> LeaseSnapshot | None:
+        await self._reach()
+        if self.lease.record is None:
+            return None
+        return LeaseSnapshot(self.lease.record, str(self.lease.version))
+
+    async def create(self, record: LeaseRecord) -> str:
+        await self._reach()
+        if self.lease.record is not None:
+            raise LeaseConflict("already exists")
+        return self._store(record)
+
+    async def update(self, record: LeaseRecord, *, resource_version: str) -> str:
+        await self._reach()
+        if self.lease.record is None or resource_version != str(self.lease.version):
+            raise LeaseConflict(f"version {resource_version} is not {self.lease.version}")
+        return self._store(record)
+
+    def _store(self, record: LeaseRecord) -> str:
+        self.lease.record = record
+        self.lease.version += 1
+        self.lease.writes.append(record)
+        return str(self.lease.version)
