@@ -61,6 +61,10 @@ class FakeSession:
     async def request(self, method: str, path: str, *, body: Any = None, **_: Any) -> Any:
         return self._answer(Call(method, path, body))
 
+    async def list_json(self, path: str, **_: Any) -> tuple[list[Any], str]:
+        """A listing: the responder's answer is the list of items ([] without one)."""
+        return list(self._answer(Call("LIST", path, None)) or []), "1"
+
     async def delete_json(self, path: str, **_: Any) -> Any:
         return self._answer(Call("DELETE", path, None))
 
