@@ -434,9 +434,10 @@ def test_lease_role_is_bound_to_the_deployments_service_account() -> None:
 def test_the_lease_settings_default_to_the_role_s_lease_and_namespace() -> None:
     settings = Settings()
     assert settings.lease_name == "berth"
-    assert settings.lease_namespace == the_one("Role", "berth-leader-election")["metadata"][
-        "namespace"
-    ]
+    assert (
+        settings.lease_namespace
+        == the_one("Role", "berth-leader-election")["metadata"]["namespace"]
+    )
 
 
 def test_there_are_no_other_roles() -> None:

@@ -176,7 +176,7 @@ class BerthApp:
     async def _follow_lease(self, lease: LeaseElector) -> None:
         """Run the loop exactly while the Lease is held (and peering keeps this replica active)."""
         while True:
-            await lease.wait_until(leading=True)
+            term = await lease.wait_until_leading()
             try:
                 async with self._transition:
                     await self._start_loop()
@@ -184,7 +184,7 @@ class BerthApp:
                 logger.warning("Listing the cluster failed; retrying: %s", error)
                 await asyncio.sleep(self.settings.lease_retry_period_seconds)
                 continue
-            await lease.wait_until(leading=False)
+            await lease.wait_until_lost(term)
             async with self._transition:
                 await self._stop_loop()
 

@@ -245,7 +245,7 @@ class LeaseElector:
     """Acquires, renews and releases one Lease for this replica; the fence of its writes.
 
     `run()` is the background task (one per process). `compete()` / `stand_down()`
-    follow kopf peering; `leading` and `wait_until()` tell the app when to run
+    follow kopf peering; `leading` and the `wait_until_*` methods tell the app when to run
     the scheduling loop; `permits()` is the synchronous fence check.
     """
 
@@ -274,6 +274,7 @@ class LeaseElector:
         self._valid_until = -math.inf  # the fence: writes allowed while clock.now() is before it
         self._competing = False
         self._leading = False
+        self._term = 0
         self._changed = asyncio.Event()
         self._wakeup = asyncio.Event()
         self._expiry: asyncio.TimerHandle | None = None
@@ -299,8 +300,21 @@ class LeaseElector:
             self._on_refused(write)
         return False
 
-    async def wait_until(self, *, leading: bool) -> None:
-        while self.leading != leading:
+    @property
+    def term(self) -> int:
+        """How many times this replica has acquired the Lease: tells one holding from the next."""
+        return self._term
+
+    async def wait_until_leading(self) -> int:
+        """Until this replica holds the Lease; the term of that holding."""
+        while not self.leading:
+            self._changed.clear()
+            await self._changed.wait()
+        return self._term
+
+    async def wait_until_lost(self, term: int) -> None:
+        """Until the holding `term` is over, even if a later one already began."""
+        while self.leading and self._term == term:
             self._changed.clear()
             await self._changed.wait()
 
@@ -308,6 +322,8 @@ class LeaseElector:
         if leading == self._leading:
             return
         self._leading = leading
+        if leading:
+            self._term += 1
         self._changed.set()
         if leading:
             logger.info("Holding the Lease as %s", self.identity)

@@ -239,17 +239,21 @@ async def test_a_replica_that_stood_down_does_not_compete_until_told_again() -> 
     assert a.elector.leading
 
 
-async def test_wait_until_wakes_on_the_lease_being_lost() -> None:
+async def test_waiting_for_the_loss_of_a_holding_ends_even_if_the_lease_is_regained() -> None:
     lease = FakeLease()
     a = replica(lease, "a")
     a.elector.compete()
     await a.elector.tick()
-    waiting = asyncio.create_task(a.elector.wait_until(leading=False))
+    term = await a.elector.wait_until_leading()
+    waiting = asyncio.create_task(a.elector.wait_until_lost(term))
     await asyncio.sleep(0)
     assert not waiting.done()
 
+    # Lost at the deadline and regained in the same round (nobody else took it):
     a.clock.advance(TIMING.renew_deadline)
-    await a.elector.tick()  # the expiry is noticed at the start of the round
+    await a.elector.tick()
+
+    assert a.elector.leading and a.elector.term == term + 1
     await asyncio.wait_for(waiting, timeout=1)
 
 
