@@ -34,6 +34,7 @@ __all__ = [
     "event_time",
     "events",
     "get_pod",
+    "leader_and_standby",
     "list_all",
     "make_nodes",
     "metric_samples",
@@ -384,6 +385,14 @@ def list_all(plane: LocalControlPlane, path: str, **params: str) -> list[dict[st
         return items
 
     return with_client(plane, work)
+
+
+def leader_and_standby(
+    plane: LocalControlPlane, replicas: Mapping[str, BerthReplica]
+) -> tuple[BerthReplica, BerthReplica]:
+    """Of two replicas: the settled leader, and the other one."""
+    leader = settled_leader(plane, replicas)
+    return leader, next(replica for replica in replicas.values() if replica is not leader)
 
 
 def settled_leader(plane: LocalControlPlane, replicas: Mapping[str, BerthReplica]) -> BerthReplica:

@@ -27,10 +27,10 @@ from tests.cluster.helpers import (
     capacity_violations,
     event_time,
     events,
+    leader_and_standby,
     list_all,
     make_nodes,
     poll,
-    settled_leader,
     with_client,
     write_report,
 )
@@ -54,8 +54,7 @@ def test_standby_finishes_a_burst_after_the_leader_is_killed(
     tmp_path: Path,
     record_property: pytest.RecordProperty,
 ) -> None:
-    leader = settled_leader(control_plane, replicas)
-    survivor = next(replica for replica in replicas.values() if replica is not leader)
+    leader, survivor = leader_and_standby(control_plane, replicas)
     group = make_nodes(control_plane, NODES, allocatable=NODE_ALLOCATABLE)
     template = PodTemplate(
         requests=POD_REQUESTS, scheduler_name=SCHEDULER, node_selector={GROUP_LABEL: group}

@@ -40,11 +40,11 @@ from tests.cluster.helpers import (
     capacity_violations,
     event_time,
     events,
+    leader_and_standby,
     list_all,
     make_nodes,
     metric_samples,
     poll,
-    settled_leader,
     with_client,
     write_report,
 )
@@ -88,8 +88,7 @@ def test_a_leader_frozen_past_its_lease_posts_no_binding_after_it_resumes(
     tmp_path: Path,
     record_property: pytest.RecordProperty,
 ) -> None:
-    leader = settled_leader(control_plane, replicas)
-    standby = next(replica for replica in replicas.values() if replica is not leader)
+    leader, standby = leader_and_standby(control_plane, replicas)
     group = make_nodes(control_plane, NODES, allocatable=NODE_ALLOCATABLE)
     template = PodTemplate(
         requests=POD_REQUESTS, scheduler_name=SCHEDULER, node_selector={GROUP_LABEL: group}

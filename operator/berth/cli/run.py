@@ -139,7 +139,11 @@ def register(subparsers: Any) -> None:
     )
     for flag, (name, kind) in _FLAGS.items():
         parser.add_argument(f"--{flag}", dest=name, type=kind, default=None)
-    parser.add_argument("--standalone", action="store_true", help="no peering: always active")
+    parser.add_argument(
+        "--standalone",
+        action="store_true",
+        help="no peering and no Lease: always active (one replica only)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.set_defaults(handler=run)
 

@@ -104,14 +104,16 @@ async def start(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> None:
     metrics = SchedulerMetrics()
     reporter = ApiReporter(session, clock=MonotonicClock(), instance=identity())
     reporter.start()
-    lease = LeaseElector(
-        ApiLeaseStore(session, namespace=settings.lease_namespace, name=settings.lease_name),
-        identity=identity(),
-        timing=settings.lease_timing(),
-        on_refused=metrics.count_lease_refused,
-    )
-    # Runs for the whole process: a paused replica keeps observing the Lease.
-    memo["lease_task"] = asyncio.create_task(lease.run(), name="berth-lease")
+    lease: LeaseElector | None = None
+    if not settings.standalone:  # standalone = no leader election at all (one replica, dev)
+        lease = LeaseElector(
+            ApiLeaseStore(session, namespace=settings.lease_namespace, name=settings.lease_name),
+            identity=identity(),
+            timing=settings.lease_timing(),
+            on_refused=metrics.count_lease_refused,
+        )
+        # Runs for the whole process: a paused replica keeps observing the Lease.
+        memo["lease_task"] = asyncio.create_task(lease.run(), name="berth-lease")
     app = BerthApp(
         settings=settings,
         session=session,
