@@ -16,7 +16,8 @@ import kopf
 from berth.kube.api import ApiSession, connection_info_from_kubeconfig
 from berth.kube.app import BerthApp, Settings
 from berth.kube.binder import ApiBinder
-from berth.kube.lease import ApiLeaseStore, LeaseElector
+from berth.kube.lease import LeaseElector
+from berth.kube.lease_store import ApiLeaseStore
 from berth.kube.metrics import SchedulerMetrics
 from berth.kube.observer import PrometheusObserver
 from berth.kube.preemption import ApiPreemptor

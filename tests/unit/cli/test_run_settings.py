@@ -63,3 +63,19 @@ def test_write_config_to_round_trips(tmp_path: Path) -> None:
     assert document["parallelBinds"] == 32
     again = resolve_settings(_args("--config", str(written)), {})
     assert again.parallel_binds == 32
+
+
+def test_lease_settings_from_flags_environment_and_the_pods_namespace() -> None:
+    settings = resolve_settings(
+        _args("--lease-name", "berth-2", "--lease-renew-deadline-seconds", "8"),
+        {"BERTH_LEASE_RETRY_PERIOD_SECONDS": "1.5", "POD_NAMESPACE": "schedulers"},
+    )
+    assert settings.lease_timing().problems() == []
+    assert (settings.lease_name, settings.lease_namespace) == ("berth-2", "schedulers")
+    assert (settings.lease_duration_seconds, settings.lease_renew_deadline_seconds) == (15, 8.0)
+    assert settings.lease_retry_period_seconds == 1.5
+
+
+def test_a_renew_deadline_not_shorter_than_the_lease_is_refused_by_name() -> None:
+    with pytest.raises(ConfigError, match="leaseDurationSeconds \\(10\\) must be greater than"):
+        resolve_settings(_args("--lease-duration-seconds", "10"), {})

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from berth.kube.api import ApiError
-from berth.kube.lease import LeaseConflict, LeaseRecord, LeaseSnapshot, LeaseUnavailable
+from berth.kube.lease_store import LeaseConflict, LeaseRecord, LeaseSnapshot, LeaseUnavailable
 
 
 @dataclass

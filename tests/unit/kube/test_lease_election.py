@@ -12,7 +12,8 @@ from datetime import timedelta
 
 import pytest
 
-from berth.kube.lease import LeaseConflict, LeaseElector, LeaseTiming
+from berth.kube.lease import LeaseElector, LeaseTiming
+from berth.kube.lease_store import LeaseConflict
 from tests.unit.kube.fakes import FakeClock, FakeLease, FakeLeaseStore, FakeWallClock
 
 TIMING = LeaseTiming()  # kube-scheduler's defaults: 15 s lease, 10 s renew deadline, 2 s retry

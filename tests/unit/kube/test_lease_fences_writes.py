@@ -13,7 +13,7 @@ import pytest
 
 from berth.kube.api import ApiTransportError
 from berth.kube.binder import NOT_HOLDING_LEASE, ApiBinder
-from berth.kube.lease import ApiLeaseStore, LeaseConflict, LeaseRecord, LeaseUnavailable
+from berth.kube.lease_store import ApiLeaseStore, LeaseConflict, LeaseRecord, LeaseUnavailable
 from berth.kube.metrics import SchedulerMetrics
 from berth.kube.preemption import ApiPreemptor
 from berth.scheduling.ports import BindOutcome
