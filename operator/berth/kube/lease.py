@@ -150,11 +150,6 @@ class LeaseElector:
         self._expire_if_due()
         return self._leading
 
-    @property
-    def holder(self) -> str:
-        """The holder as last observed ("" when free or never read)."""
-        return self._observed.holder if self._observed is not None else ""
-
     def permits(self, write: str) -> bool:
         """The fence: no await may come between this check and the request it guards."""
         if self.leading:
@@ -334,7 +329,10 @@ class LeaseElector:
             version = await self._store.update(record, resource_version=resource_version)
         self._observe(LeaseSnapshot(record, version))
         if not self._competing:
-            return  # stood down while the write was in flight: stand_down() releases it
+            # stand_down() came while the write was in flight and may have read the Lease
+            # before it landed: give back what was just taken.
+            await self._release()
+            return
         self._valid_until = sent + self._timing.renew_deadline
         self._arm_expiry()
         self._set_leading(self._clock.now() < self._valid_until)

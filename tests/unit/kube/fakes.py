@@ -97,11 +97,17 @@ class FakeLeaseStore:
 
     lease: FakeLease
     cut_off: bool = False
+    writes_held: asyncio.Event | None = None  # while set and not yet fired, writes wait for it
 
     async def _reach(self) -> None:
         await asyncio.sleep(0)  # a request is a suspension point: lets racing replicas interleave
         if self.cut_off:
             raise LeaseUnavailable("cut off from the API server")
+
+    async def _reach_for_write(self) -> None:
+        await self._reach()
+        if self.writes_held is not None:
+            await self.writes_held.wait()
 
     async def get(self) -> LeaseSnapshot | None:
         await self._reach()
@@ -110,13 +116,13 @@ class FakeLeaseStore:
         return LeaseSnapshot(self.lease.record, str(self.lease.version))
 
     async def create(self, record: LeaseRecord) -> str:
-        await self._reach()
+        await self._reach_for_write()
         if self.lease.record is not None:
             raise LeaseConflict("already exists")
         return self._store(record)
 
     async def update(self, record: LeaseRecord, *, resource_version: str) -> str:
-        await self._reach()
+        await self._reach_for_write()
         if self.lease.record is None or resource_version != str(self.lease.version):
             raise LeaseConflict(f"version {resource_version} is not {self.lease.version}")
         return self._store(record)

@@ -277,3 +277,20 @@ def test_inconsistent_timings_are_named(timing: LeaseTiming, problem: str) -> No
 def test_kube_scheduler_defaults_are_consistent() -> None:
     assert TIMING.problems() == []
     assert (TIMING.lease_duration, TIMING.renew_deadline, TIMING.retry_period) == (15, 10.0, 2.0)
+
+
+async def test_standing_down_while_an_acquisition_is_in_flight_gives_the_lease_back() -> None:
+    lease = FakeLease()
+    a = replica(lease, "a")
+    held = a.store.writes_held = asyncio.Event()
+    a.elector.compete()
+    acquiring = asyncio.create_task(a.elector.tick())
+    for _ in range(3):  # the round reads no Lease and sends its create, which is held
+        await asyncio.sleep(0)
+
+    await a.elector.stand_down()  # reads no Lease yet: the create has not landed
+    held.set()  # now it lands
+    await acquiring
+
+    assert not a.elector.leading
+    assert [record.holder for record in lease.writes] == ["a", ""]
