@@ -81,7 +81,7 @@ class Settings:
 
 @dataclass(slots=True)
 class Leadership:
-    """Counts running leadership daemons; the loop runs while at least one does."""
+    """Running leadership daemons (peering says active while one runs) and loop starts/stops."""
 
     holders: int = 0
     changes: list[bool] = field(default_factory=list)
