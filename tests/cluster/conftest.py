@@ -9,9 +9,11 @@ skipped (SIGKILL), the children die with this process (see processes.py).
 from __future__ import annotations
 
 import atexit
+import shutil
 import signal
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from types import FrameType
 
 import pytest
@@ -83,3 +85,22 @@ def berth(control_plane: LocalControlPlane) -> Iterator[BerthReplica]:
         yield replica
     finally:
         replica.stop()
+
+
+@pytest.fixture
+def replicas(control_plane: LocalControlPlane, tmp_path: Path) -> Iterator[dict[str, BerthReplica]]:
+    """Two `berth run` replicas, "a" and "b", electing a leader; logs kept under tmp_path."""
+    try:
+        install(control_plane)
+    except subprocess.CalledProcessError as error:
+        pytest.fail(f"installing Berth failed: {error.cmd}\n{error.stderr}")
+    started: dict[str, BerthReplica] = {}
+    try:
+        for name in ("a", "b"):
+            started[name] = BerthReplica(control_plane, name).start()
+        yield started
+    finally:
+        for replica in started.values():
+            replica.stop()
+            # Kept with the report: the run directory goes when the control plane stops.
+            shutil.copyfile(replica.process.log_path, tmp_path / replica.process.log_path.name)

@@ -12,10 +12,12 @@ import json
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
 
 from berth.controlplane import ApiError, KubeClient, LocalControlPlane, NodeTemplate, create_nodes
 from berth.controlplane.berth_process import BerthReplica
@@ -33,15 +35,19 @@ __all__ = [
     "create",
     "create_namespace",
     "create_priority_class",
+    "event_time",
     "events",
     "get_pod",
+    "leader_and_standby",
     "list_all",
     "make_nodes",
+    "metric_samples",
     "node_kind",
     "patch",
     "pod_body",
     "poll",
     "scheduled_condition",
+    "settled_leader",
     "unique_name",
     "wait_berth_sees_all_nodes",
     "wait_bound",
@@ -53,6 +59,7 @@ __all__ = [
 SCHEDULER = "berth"
 DEFAULT_SCHEDULER = "default-scheduler"
 GROUP_LABEL = "test-group"
+PEERING = "/apis/kopf.dev/v1/clusterkopfpeerings/berth"
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 
 T = TypeVar("T")
@@ -422,3 +429,44 @@ def list_all(plane: LocalControlPlane, path: str, **params: str) -> list[dict[st
         return items
 
     return with_client(plane, work)
+
+
+def leader_and_standby(
+    plane: LocalControlPlane, replicas: Mapping[str, BerthReplica]
+) -> tuple[BerthReplica, BerthReplica]:
+    """Of two replicas: the settled leader, and the other one."""
+    leader = settled_leader(plane, replicas)
+    return leader, next(replica for replica in replicas.values() if replica is not leader)
+
+
+def settled_leader(plane: LocalControlPlane, replicas: Mapping[str, BerthReplica]) -> BerthReplica:
+    """The replica with the highest peering priority, once it alone leads (peering and Lease)."""
+
+    def probe() -> BerthReplica | None:
+        status: dict[str, Any] = plane.request("GET", PEERING).get("status") or {}
+        if not all(name in status for name in replicas):
+            return None
+        top = max(replicas, key=lambda name: int(status[name].get("priority", 0)))
+        leaders = [name for name, replica in replicas.items() if replica.is_leader()]
+        return replicas[top] if leaders == [top] else None
+
+    return poll(probe, timeout=90, description="one leader among the replicas")
+
+
+def event_time(event: Mapping[str, Any]) -> float:
+    """When an Event happened, as a Unix timestamp (eventTime, else the legacy timestamps)."""
+    stamp = event.get("eventTime") or event.get("lastTimestamp") or event["firstTimestamp"]
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def metric_samples(replica: BerthReplica, name: str) -> dict[str, float]:
+    """Samples `name` from a replica's /metrics, keyed by their labels as `k=v,k=v`."""
+    page = replica.http_get("/metrics")
+    if page is None:
+        raise AssertionError(f"berth {replica.name}: /metrics did not answer")
+    return {
+        ",".join(f"{key}={value}" for key, value in sorted(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(page)
+        for sample in family.samples
+        if sample.name == name
+    }

@@ -11,25 +11,23 @@ tmp dir and `record_property`), not asserted: the takeover time.
 from __future__ import annotations
 
 import asyncio
-import shutil
-import subprocess
 import time
 from collections import Counter
-from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from berth.controlplane import KubeClient, LocalControlPlane, PodTemplate, create_pods, pod_manifest
-from berth.controlplane.berth_process import BerthReplica, install
+from berth.controlplane.berth_process import BerthReplica
 from tests.cluster.helpers import (
     GROUP_LABEL,
     SCHEDULER,
     BindingRecorder,
     capacity_violations,
+    event_time,
     events,
+    leader_and_standby,
     list_all,
     make_nodes,
     poll,
@@ -47,44 +45,6 @@ KILL_AFTER_BOUND = 400
 # 22 pods of 180m fit a 4-cpu node: 2,200 places for 2,000 pods, so capacity is tight.
 NODE_ALLOCATABLE = {"cpu": "4", "memory": "16Gi", "pods": "110"}
 POD_REQUESTS = {"cpu": "180m", "memory": "256Mi"}
-PEERING = "/apis/kopf.dev/v1/clusterkopfpeerings/berth"
-
-
-@pytest.fixture
-def replicas(control_plane: LocalControlPlane, tmp_path: Path) -> Iterator[dict[str, BerthReplica]]:
-    try:
-        install(control_plane)
-    except subprocess.CalledProcessError as error:
-        pytest.fail(f"installing Berth failed: {error.cmd}\n{error.stderr}")
-    started: dict[str, BerthReplica] = {}
-    try:
-        for name in ("a", "b"):
-            started[name] = BerthReplica(control_plane, name).start()
-        yield started
-    finally:
-        for replica in started.values():
-            replica.stop()
-            # Kept with the report: the run directory goes when the control plane stops.
-            shutil.copyfile(replica.process.log_path, tmp_path / replica.process.log_path.name)
-
-
-def _settled_leader(plane: LocalControlPlane, replicas: dict[str, BerthReplica]) -> BerthReplica:
-    """The replica with the highest peering priority, once it alone leads."""
-
-    def probe() -> BerthReplica | None:
-        status: dict[str, Any] = plane.request("GET", PEERING).get("status") or {}
-        if not all(name in status for name in replicas):
-            return None
-        top = max(replicas, key=lambda name: int(status[name].get("priority", 0)))
-        leaders = [name for name, replica in replicas.items() if replica.is_leader()]
-        return replicas[top] if leaders == [top] else None
-
-    return poll(probe, timeout=90, description="one leader among the replicas")
-
-
-def _event_time(event: dict[str, Any]) -> float:
-    stamp = event.get("eventTime") or event.get("lastTimestamp") or event["firstTimestamp"]
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
 def test_standby_finishes_a_burst_after_the_leader_is_killed(
@@ -94,8 +54,7 @@ def test_standby_finishes_a_burst_after_the_leader_is_killed(
     tmp_path: Path,
     record_property: pytest.RecordProperty,
 ) -> None:
-    leader = _settled_leader(control_plane, replicas)
-    survivor = next(replica for replica in replicas.values() if replica is not leader)
+    leader, survivor = leader_and_standby(control_plane, replicas)
     group = make_nodes(control_plane, NODES, allocatable=NODE_ALLOCATABLE)
     template = PodTemplate(
         requests=POD_REQUESTS, scheduler_name=SCHEDULER, node_selector={GROUP_LABEL: group}
@@ -173,7 +132,7 @@ def test_standby_finishes_a_burst_after_the_leader_is_killed(
     # Takeover, measured two ways: the survivor's leader metric (polled), and its first
     # binding (the earliest Scheduled event it reported, and when the watch saw that pod).
     by_survivor = [e for e in scheduled if e.get("reportingInstance") == survivor.name]
-    first_event = min(by_survivor, key=_event_time) if by_survivor else None
+    first_event = min(by_survivor, key=event_time) if by_survivor else None
     first_seen = min(
         (recorder.bound[e["involvedObject"]["name"]][1] for e in by_survivor), default=None
     )
@@ -188,7 +147,7 @@ def test_standby_finishes_a_burst_after_the_leader_is_killed(
         "burst_still_being_created_at_kill": bool(measured["created_at_kill"]),
         "takeover_leader_metric_seconds": round(measured["survivor_leading"] - killed, 2),
         "kill_to_first_new_binding_event_seconds": (
-            round(_event_time(first_event) - measured["killed_wall"], 2) if first_event else None
+            round(event_time(first_event) - measured["killed_wall"], 2) if first_event else None
         ),
         "kill_to_first_new_binding_seen_seconds": (
             round(first_seen - killed, 2) if first_seen is not None else None

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from berth.engine.profile import ALL_POINTS
+from berth.kube.app import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 KUSTOMIZE_DIRS = ("crds", "manifests")
@@ -401,10 +402,59 @@ def test_cluster_role_grants_exactly_the_expected_permissions() -> None:
     assert sorted(EXPECTED_PERMISSIONS - granted) == [], "missing permission"
 
 
+# The leader-election Lease, in Berth's own namespace only: create cannot be narrowed by name.
+EXPECTED_LEASE_PERMISSIONS = {
+    ("coordination.k8s.io", "leases", "create", "*"),
+    ("coordination.k8s.io", "leases", "get", "berth"),
+    ("coordination.k8s.io", "leases", "update", "berth"),
+}
+
+
+def test_lease_role_grants_exactly_create_and_get_update_of_the_berth_lease() -> None:
+    role = the_one("Role", "berth-leader-election")
+    assert role["metadata"]["namespace"] == the_one("Namespace")["metadata"]["name"]
+    assert granted_permissions(role) == EXPECTED_LEASE_PERMISSIONS
+
+
+def test_lease_role_is_bound_to_the_deployments_service_account() -> None:
+    binding = the_one("RoleBinding", "berth-leader-election")
+    deployment = the_one("Deployment", "berth")
+    assert binding["metadata"]["namespace"] == deployment["metadata"]["namespace"]
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": "berth-leader-election",
+    }
+    assert binding["subjects"] == [
+        {
+            "kind": "ServiceAccount",
+            "name": pod_spec()["serviceAccountName"],
+            "namespace": deployment["metadata"]["namespace"],
+        }
+    ]
+
+
+def test_the_lease_settings_default_to_the_role_s_lease_and_namespace() -> None:
+    settings = Settings()
+    assert settings.lease_name == "berth"
+    assert (
+        settings.lease_namespace
+        == the_one("Role", "berth-leader-election")["metadata"]["namespace"]
+    )
+
+
 def test_there_are_no_other_roles() -> None:
-    kinds = {doc["kind"] for doc in documents("manifests")}
-    assert {"ClusterRole", "ClusterRoleBinding"} <= kinds
-    assert not kinds & {"Role", "RoleBinding"}
+    roles = [
+        (doc["kind"], doc["metadata"]["name"])
+        for doc in documents("manifests")
+        if doc["kind"] in {"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+    ]
+    assert sorted(roles) == [
+        ("ClusterRole", "berth"),
+        ("ClusterRoleBinding", "berth"),
+        ("Role", "berth-leader-election"),
+        ("RoleBinding", "berth-leader-election"),
+    ]
 
 
 def test_cluster_role_is_bound_to_the_deployments_service_account() -> None:

@@ -3,6 +3,11 @@
 One `BerthApp` per process. kopf handlers (handlers.py) feed it watch events;
 the leadership daemons (one per SchedulerProfile, stopped by kopf peering on
 pause) switch its scheduling loop on and off.
+
+Leading takes two things: kopf peering has this replica active, and it holds the
+Lease (lease.py). Peering-active replicas compete for the Lease; the loop starts
+when the Lease is acquired (after a fresh listing) and stops as soon as it is
+lost, even while peering still says active.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from berth.engine.errors import InvalidObjectError
 from berth.engine.model.node import Node
 from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
-from berth.kube.api import ApiSession
+from berth.kube.api import ApiError, ApiSession, ApiTransportError
+from berth.kube.lease import LeaseElector
 from berth.kube.observer import PrometheusObserver
 from berth.kube.settings import Settings
 from berth.scheduling.loop import Scheduler
@@ -41,7 +47,7 @@ def _readable(parse: Callable[[dict[str, Any]], T], raw: dict[str, Any]) -> T | 
 
 @dataclass(slots=True)
 class Leadership:
-    """Counts running leadership daemons; the loop runs while at least one does."""
+    """Running leadership daemons (peering says active while one runs) and loop starts/stops."""
 
     holders: int = 0
 
@@ -56,8 +62,10 @@ class BerthApp:
         reporter: Reporter,
         metrics: PrometheusObserver | None = None,
         preemptor: Preemptor | None = None,
+        lease: LeaseElector | None = None,  # None: peering alone decides (unit tests)
     ) -> None:
         self.settings = settings
+        self.lease = lease
         self.session = session
         self.reporter = reporter
         self.metrics = metrics
@@ -76,6 +84,7 @@ class BerthApp:
         )
         self.leadership = Leadership()
         self._loop_task: asyncio.Task[None] | None = None
+        self._lease_follower: asyncio.Task[None] | None = None
         self._transition = asyncio.Lock()
         self.synced = False
 
@@ -113,37 +122,73 @@ class BerthApp:
     # ------------------------------------------------------------------ leadership
 
     async def acquire(self) -> None:
-        """A leadership daemon started: on the first, converge the cache and start the loop."""
+        """A leadership daemon started: on the first, compete for the Lease (or lead at once)."""
         async with self._transition:
             self.leadership.holders += 1
             if self.leadership.holders > 1:
                 return
-            await self._reconcile_from_api()
-            self.scheduler.activate()
-            self._loop_task = asyncio.create_task(
-                self.scheduler.run(), name="berth-scheduling-loop"
+            if self.lease is None:
+                await self._start_loop()
+                return
+            self.lease.compete()
+            self._lease_follower = asyncio.create_task(
+                self._follow_lease(self.lease), name="berth-lease-follower"
             )
-            if self.metrics is not None:
-                self.metrics.leader(True)
-            logger.info("Leading: the scheduling loop runs")
 
     async def release(self) -> None:
         async with self._transition:
             self.leadership.holders = max(0, self.leadership.holders - 1)
             if self.leadership.holders:
                 return
-            self.scheduler.deactivate()
-            if self._loop_task is not None:
-                self._loop_task.cancel()
-                await asyncio.gather(self._loop_task, return_exceptions=True)
-                self._loop_task = None
-            if self.metrics is not None:
-                self.metrics.leader(False)
-            logger.info("Standing by: the scheduling loop is paused")
+            await self._stop_following()
+            await self._stop_loop()
+            if self.lease is not None:
+                await self.lease.stand_down()
 
     @property
     def leading(self) -> bool:
-        return self.leadership.holders > 0
+        return self._loop_task is not None
+
+    async def _follow_lease(self, lease: LeaseElector) -> None:
+        """Run the loop exactly while the Lease is held (and peering keeps this replica active)."""
+        while True:
+            term = await lease.wait_until_leading()
+            try:
+                async with self._transition:
+                    await self._start_loop()
+            except (ApiError, ApiTransportError) as error:
+                logger.warning("Listing the cluster failed; retrying: %s", error)
+                await asyncio.sleep(self.settings.lease_retry_period_seconds)
+                continue
+            await lease.wait_until_lost(term)
+            async with self._transition:
+                await self._stop_loop()
+
+    async def _stop_following(self) -> None:
+        follower, self._lease_follower = self._lease_follower, None
+        if follower is not None:
+            follower.cancel()
+            await asyncio.gather(follower, return_exceptions=True)
+
+    async def _start_loop(self) -> None:
+        """Converge the cache from a fresh listing, then schedule."""
+        await self._reconcile_from_api()
+        self.scheduler.activate()
+        self._loop_task = asyncio.create_task(self.scheduler.run(), name="berth-scheduling-loop")
+        if self.metrics is not None:
+            self.metrics.leader(True)
+        logger.info("Leading: the scheduling loop runs")
+
+    async def _stop_loop(self) -> None:
+        if self._loop_task is None:
+            return
+        self.scheduler.deactivate()
+        self._loop_task.cancel()
+        await asyncio.gather(self._loop_task, return_exceptions=True)
+        self._loop_task = None
+        if self.metrics is not None:
+            self.metrics.leader(False)
+        logger.info("Standing by: the scheduling loop is paused")
 
     async def _reconcile_from_api(self) -> None:
         """List nodes, non-terminal pods and PDBs: a resumed watch never reports what vanished."""
@@ -168,7 +213,11 @@ class BerthApp:
         self.synced = True
 
     async def close(self) -> None:
+        """Graceful shutdown: stop scheduling, let posted binds finish, then release the Lease."""
+        await self._stop_following()
         if self._loop_task is not None:
             self._loop_task.cancel()
             await asyncio.gather(self._loop_task, return_exceptions=True)
         await self.scheduler.drain_binds()
+        if self.lease is not None:
+            await self.lease.stand_down()

@@ -17,6 +17,12 @@ pod itself, until the API answers or `RETRY_DELAYS` run out; only then is
 the binding reported failed (the later 409 or the watch reconcile it). A 409
 is checked the same way: it is our own earlier binding when the pod is on
 the node we chose.
+
+With a `WriteFence` (the Lease, lease.py) nothing is posted unless this replica
+holds the Lease at the moment the request starts. A refused bind is answered as
+`BindOutcome.GONE`: the loop forgets the assumed pod and neither requeues it nor
+reports a failure, because a replica without the Lease must write nothing more,
+and the next leader lists the pod afresh.
 """
 
 from __future__ import annotations
@@ -28,12 +34,15 @@ from typing import Any
 
 from berth.engine.model.pod import Pod
 from berth.kube.api import ApiError, ApiSession, ApiTransportError, is_transient
+from berth.kube.lease import WriteFence
 from berth.kube.metrics import SchedulerMetrics
 from berth.scheduling.ports import BindOutcome, BindResult, Clock, MonotonicClock
 
-__all__ = ["RETRY_DELAYS", "ApiBinder", "binding_body", "binding_path"]
+__all__ = ["NOT_HOLDING_LEASE", "RETRY_DELAYS", "ApiBinder", "binding_body", "binding_path"]
 
 logger = logging.getLogger(__name__)
+
+NOT_HOLDING_LEASE = "not posted: this replica does not hold the leader Lease"
 
 # Pauses between attempts while the API server is away or starting: about 45 s in all,
 # more than an API server takes to restart, while the pod's place stays reserved. Short
@@ -85,8 +94,10 @@ class ApiBinder:
         metrics: SchedulerMetrics | None = None,
         clock: Clock | None = None,  # test seam for the binding-duration metric
         retry_delays: Sequence[float] = RETRY_DELAYS,  # test seam: no real waiting
+        fence: WriteFence | None = None,
     ) -> None:
         self._session = session
+        self._fence = fence
         self._metrics = metrics
         self._clock = clock or MonotonicClock()
         self._retry_delays = tuple(retry_delays)
@@ -107,7 +118,11 @@ class ApiBinder:
     async def _post(self, pod: Pod, node_name: str) -> BindResult:
         delays = iter(self._retry_delays)
         while True:
-            try:
+            # Checked before every attempt, repeats included: a replica that lost the Lease
+            # during an outage must not post when the API server returns.
+            if self._fence is not None and not self._fence.permits("binding"):
+                return BindResult(BindOutcome.GONE, NOT_HOLDING_LEASE)
+            try:  # no await between the fence and the request
                 await self._session.post_json(binding_path(pod), binding_body(pod, node_name))
             except ApiError as error:
                 result = BindResult(outcome_for_status(error.status), error.message or str(error))

@@ -19,6 +19,7 @@ Run with `berth run` (production) or `kopf run -A --peering berth -m berth.kube.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -118,7 +119,9 @@ async def profile_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None
     await controller.report(raw, verdict)
 
 
-@kopf.daemon(GROUP, VERSION, PROFILES, cancellation_timeout=10.0)
+# cancellation_backoff: kopf cancels a stopping daemon after a few loop cycles unless told to
+# wait; the release (stop the loop, release the Lease) must not be cut off halfway.
+@kopf.daemon(GROUP, VERSION, PROFILES, cancellation_backoff=5.0, cancellation_timeout=10.0)
 async def leadership(stopped: kopf.DaemonStopped, memo: kopf.Memo, **_: Any) -> None:
     """Runs while this replica is the active peer and the profile exists."""
     app = memo.berth
@@ -126,4 +129,6 @@ async def leadership(stopped: kopf.DaemonStopped, memo: kopf.Memo, **_: Any) -> 
     try:
         await stopped.wait()
     finally:
-        await app.release()
+        # Shielded: even a forced cancellation lets the Lease be released (a successor then
+        # need not wait for it to expire).
+        await asyncio.shield(app.release())

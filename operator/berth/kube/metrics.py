@@ -16,6 +16,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 __all__ = [
     "CONTENT_TYPE_LATEST",
+    "LEASE_FENCED_WRITES",
     "PENDING_QUEUES",
     "SCHEDULE_RESULTS",
     "SchedulerMetrics",
@@ -25,6 +26,7 @@ __all__ = [
 
 SCHEDULE_RESULTS = ("scheduled", "unschedulable", "error")
 PENDING_QUEUES = ("active", "backoff", "unschedulable", "gated")
+LEASE_FENCED_WRITES = ("binding", "nomination", "disruption-condition", "eviction")
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
@@ -158,9 +160,18 @@ class SchedulerMetrics:
         )
         self.leader = Gauge(
             "berth_leader",
-            "1 while this replica holds kopf peering leadership and schedules, else 0.",
+            "1 while this replica schedules: kopf peering has it active and it holds the Lease.",
             registry=r,
         )
+        self.lease_refused_writes = Counter(
+            "berth_lease_refused_writes_total",
+            "Writes not sent because this replica did not hold the Lease at that moment, by "
+            "write (binding, nomination, disruption-condition, eviction).",
+            ["write"],
+            registry=r,
+        )
+        for write in LEASE_FENCED_WRITES:
+            self.lease_refused_writes.labels(write=write)
         for queue in PENDING_QUEUES:  # present from the start, as in kube-scheduler
             self.pending_pods.labels(queue=queue).set(0)
 
@@ -230,6 +241,9 @@ class SchedulerMetrics:
 
     def set_leader(self, leading: bool) -> None:
         self.leader.set(1 if leading else 0)
+
+    def count_lease_refused(self, write: str) -> None:
+        self.lease_refused_writes.labels(write=write).inc()
 
     def render(self) -> bytes:
         """The Prometheus text exposition of every metric in this registry."""

@@ -5,6 +5,10 @@ As kube-scheduler does: each victim first gets the `DisruptionTarget` condition
 the preemptor's `status.nominatedNodeName` is set so that later cycles try that
 node first. The scheduling loop only calls `preempt`/`nominate`; the API calls
 run as background tasks and failures are logged (the next cycle re-decides).
+
+With a `WriteFence` (the Lease, lease.py) each write (nomination patch, the
+victim's DisruptionTarget patch, its DELETE) is checked right before it starts:
+a replica that lost the Lease while these tasks waited sends none of them.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 
 from berth.engine.model.pod import Pod
 from berth.kube.api import ApiError, ApiSession, ApiTransportError
+from berth.kube.lease import WriteFence
 from berth.kube.reporting import event_body, format_micro_time, format_time
 
 logger = logging.getLogger(__name__)
@@ -45,8 +50,11 @@ def nomination_patch(node_name: str) -> dict[str, Any]:
 
 
 class ApiPreemptor:
-    def __init__(self, session: ApiSession, *, instance: str) -> None:
+    def __init__(
+        self, session: ApiSession, *, instance: str, fence: WriteFence | None = None
+    ) -> None:
         self._session = session
+        self._fence = fence
         self._instance = instance
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -57,6 +65,11 @@ class ApiPreemptor:
 
     def nominate(self, pod: Pod, node_name: str) -> None:
         self._spawn(self._nominate(pod, node_name))
+
+    async def drain(self) -> None:
+        """Wait for the preemptions and nominations under way (graceful shutdown, tests)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     def _spawn(self, coroutine: Any) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
@@ -71,9 +84,14 @@ class ApiPreemptor:
             *(self._evict(victim, preemptor, node_name, profile) for victim in victims)
         )
 
+    def _permitted(self, write: str) -> bool:
+        return self._fence is None or self._fence.permits(write)
+
     async def _nominate(self, pod: Pod, node_name: str) -> None:
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
-        try:
+        if not self._permitted("nomination"):
+            return
+        try:  # no await between the fence and the request
             await self._session.patch_json(path, nomination_patch(node_name), content_type="merge")
         except (ApiError, ApiTransportError) as error:
             logger.warning("Could not set nominatedNodeName of %s: %s", pod.key, error)
@@ -81,10 +99,14 @@ class ApiPreemptor:
     async def _evict(self, victim: Pod, preemptor: Pod, node_name: str, profile: str) -> None:
         base = f"/api/v1/namespaces/{victim.namespace}/pods/{victim.name}"
         now = datetime.now(UTC)
-        try:
+        if not self._permitted("disruption-condition"):
+            return
+        try:  # no await between each fence check and its request
             await self._session.patch_json(
                 f"{base}/status", disruption_patch(profile, now), content_type="strategic"
             )
+            if not self._permitted("eviction"):
+                return
             await self._session.delete_json(base)
         except (ApiError, ApiTransportError) as error:
             if not (isinstance(error, ApiError) and error.status == 404):

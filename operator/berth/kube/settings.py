@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from berth.kube.lease import LeaseTiming
+
 __all__ = [
     "CONFIG_ENV",
     "SETTINGS",
@@ -46,10 +48,23 @@ class Settings:
     percentage_of_nodes_to_score: int = 0
     peering_name: str = "berth"
     peering_lifetime_seconds: int = 15
+    # The Lease the active replica must hold to write (kube-scheduler's defaults).
+    lease_name: str = "berth"
+    lease_namespace: str = "berth-system"  # in a pod: POD_NAMESPACE
+    lease_duration_seconds: int = 15
+    lease_renew_deadline_seconds: float = 10.0
+    lease_retry_period_seconds: float = 2.0
     standalone: bool = False
     priority: int | None = None  # None: derived from the pod IP or identity
     kubeconfig: str = ""  # "" = the in-cluster ServiceAccount
     seed: int | None = None  # tie-break RNG seed; None = random
+
+    def lease_timing(self) -> LeaseTiming:
+        return LeaseTiming(
+            lease_duration=self.lease_duration_seconds,
+            renew_deadline=self.lease_renew_deadline_seconds,
+            retry_period=self.lease_retry_period_seconds,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -136,7 +151,42 @@ SETTINGS: tuple[SettingSpec, ...] = (
         kind=int,
         help="peer record lifetime",
     ),
-    SettingSpec(field="standalone", flag="standalone", kind=bool, help="no peering: always active"),
+    SettingSpec(
+        field="lease_name",
+        flag="lease-name",
+        kind=str,
+        help="the coordination.k8s.io Lease the active replica must hold to write",
+    ),
+    SettingSpec(
+        field="lease_namespace",
+        flag="lease-namespace",
+        kind=str,
+        help="namespace of the Lease (default: POD_NAMESPACE, else berth-system)",
+    ),
+    SettingSpec(
+        field="lease_duration_seconds",
+        flag="lease-duration-seconds",
+        kind=int,
+        help="how long a standby waits after the last renewal it saw",
+    ),
+    SettingSpec(
+        field="lease_renew_deadline_seconds",
+        flag="lease-renew-deadline-seconds",
+        kind=float,
+        help="the holder stops writing when it could not renew for this long",
+    ),
+    SettingSpec(
+        field="lease_retry_period_seconds",
+        flag="lease-retry-period-seconds",
+        kind=float,
+        help="pause between Lease renewals and acquisition attempts",
+    ),
+    SettingSpec(
+        field="standalone",
+        flag="standalone",
+        kind=bool,
+        help="no peering and no Lease: always active",
+    ),
     SettingSpec(
         field="priority",
         flag="priority",
@@ -246,10 +296,13 @@ def _kind_name(spec: SettingSpec) -> str:
 
 
 def _read_environment(environ: Mapping[str, str]) -> _Layers:
-    """BERTH_* variables (an empty one counts as unset); KUBECONFIG below BERTH_KUBECONFIG."""
+    """BERTH_* variables (an empty one counts as unset); KUBECONFIG below BERTH_KUBECONFIG and
+    POD_NAMESPACE below BERTH_LEASE_NAMESPACE."""
     layers: _Layers = {}
     if environ.get("KUBECONFIG"):
         layers["kubeconfig"] = (environ["KUBECONFIG"], "KUBECONFIG")
+    if environ.get("POD_NAMESPACE"):  # in a pod, the Lease lives in the pod's own namespace
+        layers["lease_namespace"] = (environ["POD_NAMESPACE"], "POD_NAMESPACE")
     for spec in SETTINGS:
         text = environ.get(spec.env, "")
         if text:
@@ -293,6 +346,8 @@ def _validate(settings: Settings, layers: _Layers) -> None:
         value = getattr(settings, field)
         if not value > 0:
             raise SettingsError(f"{where(field)}: must be positive, got {value}")
+    for problem in settings.lease_timing().problems():
+        raise SettingsError(problem)
     if settings.pod_max_backoff_seconds < settings.pod_initial_backoff_seconds:
         raise SettingsError(
             f"{where('pod_max_backoff_seconds')}: must not be less than "

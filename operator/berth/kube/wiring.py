@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import ipaddress
 import logging
@@ -15,6 +16,8 @@ import kopf
 from berth.kube.api import ApiSession, connection_info_from_kubeconfig
 from berth.kube.app import BerthApp
 from berth.kube.binder import ApiBinder
+from berth.kube.lease import LeaseElector
+from berth.kube.lease_store import ApiLeaseStore
 from berth.kube.metrics import SchedulerMetrics
 from berth.kube.observer import PrometheusObserver
 from berth.kube.preemption import ApiPreemptor
@@ -125,13 +128,25 @@ async def start(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> None:
     metrics = SchedulerMetrics()
     reporter = ApiReporter(session, clock=MonotonicClock(), instance=identity())
     reporter.start()
+    lease: LeaseElector | None = None
+    if not settings.standalone:  # standalone = no leader election at all (one replica, dev)
+        lease = LeaseElector(
+            ApiLeaseStore(session, namespace=settings.lease_namespace, name=settings.lease_name),
+            identity=identity(),
+            timing=settings.lease_timing(),
+            on_refused=metrics.count_lease_refused,
+        )
+        # Runs for the whole process: a paused replica keeps observing the Lease.
+        memo["lease_task"] = asyncio.create_task(lease.run(), name="berth-lease")
+    preemptor = ApiPreemptor(session, instance=identity(), fence=lease)
     app = BerthApp(
         settings=settings,
         session=session,
-        binder=ApiBinder(session, metrics=metrics),
+        binder=ApiBinder(session, metrics=metrics, fence=lease),
         reporter=reporter,
         metrics=PrometheusObserver(metrics),
-        preemptor=ApiPreemptor(session, instance=identity()),
+        preemptor=preemptor,
+        lease=lease,
     )
     profiles = ProfileController(app.scheduler, session)
     server = HealthServer(
@@ -143,6 +158,7 @@ async def start(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> None:
     )
     await server.start()
     memo["berth"] = app
+    memo["preemptor"] = preemptor
     memo["profiles"] = profiles
     memo["server"] = server
     memo["reporter"] = reporter
@@ -152,7 +168,14 @@ async def start(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> None:
 async def stop(memo: kopf.Memo) -> None:
     app: BerthApp | None = memo.get("berth")
     if app is not None:
-        await app.close()
+        await app.close()  # releases the Lease
+    preemptor: ApiPreemptor | None = memo.get("preemptor")
+    if preemptor is not None:
+        await preemptor.drain()  # victims already chosen are evicted before the session closes
+    lease_task: asyncio.Task[None] | None = memo.get("lease_task")
+    if lease_task is not None:
+        lease_task.cancel()
+        await asyncio.gather(lease_task, return_exceptions=True)
     reporter: Any = memo.get("reporter")
     if reporter is not None:
         await reporter.stop()

@@ -57,7 +57,7 @@ def test_the_config_flag_beats_the_config_variable(tmp_path: Path) -> None:
             "podMaxBackoffSeconds: must not be less than podInitialBackoffSeconds (default)",
         ),
         ({"podInitialBackoffSeconds": 0}, "podInitialBackoffSeconds: must be positive, got 0.0"),
-        ({"parallelBindz": 3}, 'unknown field "parallelBindz" (known: kubeconfig, metricsHost'),
+        ({"parallelBindz": 3}, 'unknown field "parallelBindz" (known: kubeconfig, leaseDurationSeconds'),
         ({"peering": "berth"}, 'unknown field "peering"'),  # the flag's name, not the key
         ({"metricsPort": "lots"}, "metricsPort: expected int, got 'lots'"),
         ({"metricsPort": "9000"}, "metricsPort: expected int, got '9000'"),
@@ -144,3 +144,19 @@ def test_write_config_to_round_trips(tmp_path: Path) -> None:
     assert "seed" not in document  # unset optional settings are left out, not written as null
     again = resolve_settings(_args("--config", str(written)), {})
     assert again == resolve_settings(_args("--parallel-binds", "32"), {})
+
+
+def test_lease_settings_from_flags_environment_and_the_pods_namespace() -> None:
+    settings = resolve_settings(
+        _args("--lease-name", "berth-2", "--lease-renew-deadline-seconds", "8"),
+        {"BERTH_LEASE_RETRY_PERIOD_SECONDS": "1.5", "POD_NAMESPACE": "schedulers"},
+    )
+    assert settings.lease_timing().problems() == []
+    assert (settings.lease_name, settings.lease_namespace) == ("berth-2", "schedulers")
+    assert (settings.lease_duration_seconds, settings.lease_renew_deadline_seconds) == (15, 8.0)
+    assert settings.lease_retry_period_seconds == 1.5
+
+
+def test_a_renew_deadline_not_shorter_than_the_lease_is_refused_by_name() -> None:
+    with pytest.raises(SettingsError, match="leaseDurationSeconds \\(10\\) must be greater than"):
+        resolve_settings(_args("--lease-duration-seconds", "10"), {})

@@ -100,6 +100,23 @@ EFFECTS: dict[str, tuple[str, Callable[[Settings, kopf.OperatorSettings], object
         (True, False),
     ),
     "BERTH_PRIORITY": ("7", lambda s, k: k.peering.priority, 7),
+    "BERTH_LEASE_NAME": ("berth-2", lambda s, k: s.lease_name, "berth-2"),
+    "BERTH_LEASE_NAMESPACE": ("schedulers", lambda s, k: s.lease_namespace, "schedulers"),
+    "BERTH_LEASE_DURATION_SECONDS": (
+        "20",
+        lambda s, k: s.lease_timing().lease_duration,
+        20,
+    ),
+    "BERTH_LEASE_RENEW_DEADLINE_SECONDS": (
+        "12",
+        lambda s, k: s.lease_timing().renew_deadline,
+        12.0,
+    ),
+    "BERTH_LEASE_RETRY_PERIOD_SECONDS": (
+        "3",
+        lambda s, k: s.lease_timing().retry_period,
+        3.0,
+    ),
     "BERTH_SEED": ("1234", lambda s, k: s.seed, 1234),
 }
 
