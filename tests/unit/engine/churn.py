@@ -21,15 +21,13 @@ from berth.engine.model.pod import Pod
 from berth.engine.profile import default_profile_config
 from tests.builders import make_node, make_pod
 
-NODE_NAMES = ("n0", "n1", "n2", "n3", "n4")
+NODE_NAMES = ("n0", "n1", "n2", "n3")
 POD_UIDS = ("p0", "p1", "p2", "p3", "p4", "p5")
 ZONES = ("z1", "z2", "z3")
 # Image entries as a node lists them: several names for one image, tags, digests.
 IMAGES = (
     ("nginx:latest",),
     ("redis:7", "docker.io/library/redis:7"),
-    ("busybox:1.36",),
-    ("app@sha256:ab",),
     ("example.com:5000/app:latest",),
 )
 MIB = 1024 * 1024
@@ -134,7 +132,7 @@ def probe_pods() -> list[Pod]:
         make_pod("spreading")
         .labels(app="b")
         .req(example_com__gpu=1)
-        .image("busybox:1.36")
+        .image("nginx")
         .toleration("gpu", "Exists")
         .spread(
             "kubernetes.io/hostname",

@@ -39,7 +39,7 @@ def _check_against_fresh(history: list[list[tuple[Any, ...]]]) -> None:
                 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(history_st)
 def test_long_lived_cluster_answers_like_a_fresh_one(history: list[list[tuple[Any, ...]]]) -> None:
     _check_against_fresh(history)
