@@ -91,9 +91,9 @@ def _requirement_mask(cluster: ClusterState, requirement: Requirement, slots: No
     values = column.values[slots]
     operator = requirement.operator
     if operator is Operator.EXISTS:
-        return values != MISSING
+        return np.not_equal(values, MISSING)
     if operator is Operator.DOES_NOT_EXIST:
-        return values == MISSING
+        return np.equal(values, MISSING)
     if operator in (Operator.IN, Operator.NOT_IN):
         ids = [column.ids[v] for v in requirement.values if v in column.ids]
         if not ids:

@@ -32,7 +32,11 @@ IMAGES = (
 )
 MIB = 1024 * 1024
 IMAGE_SIZES = (5 * MIB, 100 * MIB, 700 * MIB, 2500 * MIB)
-TAINTS = (("dedicated", "db", "NoSchedule"), ("spot", "", "PreferNoSchedule"), ("gpu", "", "NoExecute"))
+TAINTS = (
+    ("dedicated", "db", "NoSchedule"),
+    ("spot", "", "PreferNoSchedule"),
+    ("gpu", "", "NoExecute"),
+)
 
 
 @st.composite
@@ -84,7 +88,10 @@ def pod_writes(draw: st.DrawFn) -> tuple[str, ...]:
     elif choice == 1:
         builder.pod_affinity(
             "podAffinity",
-            {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "topology.kubernetes.io/zone"},
+            {
+                "labelSelector": {"matchLabels": {"app": "a"}},
+                "topologyKey": "topology.kubernetes.io/zone",
+            },
             weight=10,
         )
     if draw(st.integers(0, 5)) == 0:
@@ -118,12 +125,17 @@ def probe_pods() -> list[Pod]:
         .req(cpu="1", memory="2Gi")
         .host_port(8080)
         .node_affinity_in("size", "2", operator="Gt")
-        .preferred_node_term(5, {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["a"]}]})
+        .preferred_node_term(
+            5, {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["a"]}]}
+        )
         .toleration("dedicated", "Equal", "db", "NoSchedule")
         .anti_affinity("kubernetes.io/hostname", app="a")
         .pod_affinity(
             "podAffinity",
-            {"labelSelector": {"matchLabels": {"app": "b"}}, "topologyKey": "topology.kubernetes.io/zone"},
+            {
+                "labelSelector": {"matchLabels": {"app": "b"}},
+                "topologyKey": "topology.kubernetes.io/zone",
+            },
             weight=20,
         )
         .spread("topology.kubernetes.io/zone", selector={"matchLabels": {"app": "a"}})
@@ -219,7 +231,11 @@ def answers(framework: Framework, cluster: ClusterState, pod: Pod) -> dict[str, 
     unfit: set[str] = set()
     for plugin in framework.pre_filter:
         result = plugin.pre_filter(state, pod)
-        said[f"PreFilter/{plugin.name}"] = (result.status.code, result.status.reasons, result.node_names)
+        said[f"PreFilter/{plugin.name}"] = (
+            result.status.code,
+            result.status.reasons,
+            result.node_names,
+        )
         if not result.status.is_success:
             unfit.add(plugin.name)
     for plugin in framework.filter:

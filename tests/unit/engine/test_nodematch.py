@@ -193,7 +193,9 @@ def test_gt_lt_parse_both_sides_as_go_int64(
     slots = cluster.node_order()
     assert matches_required_node_affinity(cluster, pod, slots).tolist() == [expected]
     assert pod.required_node_affinity is not None
-    assert pod.required_node_affinity.matches(cluster.node_at(int(slots[0])).labels, "n0") is expected
+    assert (
+        pod.required_node_affinity.matches(cluster.node_at(int(slots[0])).labels, "n0") is expected
+    )
 
 
 def test_a_value_that_is_no_label_value_makes_the_term_match_nothing() -> None:

@@ -37,6 +37,7 @@ __all__ = ["REASON", "TaintToleration", "new_plugin"]
 REASON = "node(s) had untolerated taint(s)"
 """v1.35+ wording (the taint itself is only logged)."""
 
+
 def count_untolerated_preferences(taints: TaintSet, tolerations: tuple[Toleration, ...]) -> int:
     """PreferNoSchedule taints not tolerated by `tolerations`."""
     return sum(
