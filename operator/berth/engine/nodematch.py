@@ -86,6 +86,15 @@ def _integer_labels(cluster: ClusterState, key: str, column: LabelColumn) -> _In
     return numbers
 
 
+def _one_of(values: NDArray[np.int32] | NodeSlots, wanted: list[int]) -> Mask:
+    """Per entry: the value is one of `wanted` (no `isin` for the usual zero or one)."""
+    if not wanted:
+        return np.zeros(values.size, dtype=bool)
+    if len(wanted) == 1:
+        return np.equal(values, wanted[0])
+    return np.isin(values, np.asarray(wanted, dtype=values.dtype))
+
+
 def _requirement_mask(cluster: ClusterState, requirement: Requirement, slots: NodeSlots) -> Mask:
     column = cluster.label_column(requirement.key)
     values = column.values[slots]
@@ -95,13 +104,7 @@ def _requirement_mask(cluster: ClusterState, requirement: Requirement, slots: No
     if operator is Operator.DOES_NOT_EXIST:
         return np.equal(values, MISSING)
     if operator in (Operator.IN, Operator.NOT_IN):
-        ids = [column.ids[v] for v in requirement.values if v in column.ids]
-        if not ids:
-            inside = np.zeros(slots.size, dtype=bool)
-        elif len(ids) == 1:
-            inside = values == ids[0]
-        else:
-            inside = np.isin(values, np.asarray(ids, dtype=values.dtype))
+        inside = _one_of(values, [column.ids[v] for v in requirement.values if v in column.ids])
         return inside if operator is Operator.IN else ~inside
     # Gt / Lt (apimachinery's Requirement.Matches): both the label value and the single
     # requirement value are parsed as Go int64; a missing or unparsable label never matches.
@@ -121,13 +124,7 @@ def _requirement_mask(cluster: ClusterState, requirement: Requirement, slots: No
 
 def _field_mask(cluster: ClusterState, requirement: FieldRequirement, slots: NodeSlots) -> Mask:
     named = [cluster.slot_of(name) for name in requirement.values]
-    wanted = [slot for slot in named if slot is not None]
-    if not wanted:
-        inside = np.zeros(slots.size, dtype=bool)
-    elif len(wanted) == 1:
-        inside = slots == wanted[0]
-    else:
-        inside = np.isin(slots, np.asarray(wanted, dtype=np.intp))
+    inside = _one_of(slots, [slot for slot in named if slot is not None])
     return inside if requirement.operator is Operator.IN else ~inside
 
 

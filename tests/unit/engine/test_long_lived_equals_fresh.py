@@ -15,6 +15,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 
 from berth.engine.cluster import ClusterState
+from tests.builders import make_node, make_pod
 from tests.unit.engine.churn import Objects, answers, default_framework, history_st, probe_pods
 
 PROBES = probe_pods()
@@ -48,7 +49,6 @@ def test_long_lived_cluster_answers_like_a_fresh_one(history: list[list[tuple[An
 def test_image_size_comes_back_with_a_node_recreated_between_decisions() -> None:
     """The drift from the bug report: both holders of an image go and come back (other size)
     before the next decision; the image must score with the new size, as after a restart."""
-    from tests.builders import make_node
 
     def node(name: str, size: int) -> dict[str, Any]:
         return make_node(name).image(size, "nginx:latest").obj()
@@ -64,3 +64,22 @@ def test_image_size_comes_back_with_a_node_recreated_between_decisions() -> None
             ],
         ]
     )
+
+
+def test_taint_groups_start_over_after_many_taint_sets() -> None:
+    """Taint sets no node uses any more pile up until the index starts over; answers stay."""
+    history: list[list[tuple[Any, ...]]] = [[("node", "n1", make_node("n1").obj())]]
+    for index in range(80):
+        tainted = make_node("n0").taint(f"t{index}", "", "NoSchedule").taint("dedicated", "db")
+        history.append([("node", "n0", tainted.obj())])
+    _check_against_fresh(history)
+
+
+def test_resource_states_start_over_after_many_states() -> None:
+    """Every pod change can mint a resource state; past a bound the ids are handed out anew."""
+    node = make_node("n0").capacity(cpu="64", memory="64Gi", pods=2000).obj()
+    churn: list[tuple[Any, ...]] = []
+    for index in range(1200):
+        pod = make_pod(f"p{index}").uid(f"u{index % 7}").node("n0").req(cpu=f"{index + 1}m")
+        churn.append(("pod", f"u{index % 7}", pod.obj()))
+    _check_against_fresh([[("node", "n0", node), ("node", "n1", make_node("n1").obj())], churn])
