@@ -36,6 +36,7 @@ pytestmark = pytest.mark.cluster
 ROUNDS = 32
 NODES = 6
 MIB = 1024 * 1024
+BARRIER_OF = "churn-barrier-of"
 
 
 @pytest.fixture
@@ -67,14 +68,10 @@ def _create_nodes(plane: LocalControlPlane, manifests: list[dict[str, Any]]) -> 
         plane.request("POST", "/api/v1/nodes", manifest)
 
 
-def _delete_nodes(plane: LocalControlPlane, group: str) -> None:
-    for node in _group_nodes(plane, group):
-        plane.request("DELETE", f"/api/v1/nodes/{node}")
-
-
-def _group_nodes(plane: LocalControlPlane, group: str) -> list[str]:
-    listed = plane.request("GET", f"/api/v1/nodes?labelSelector={GROUP_LABEL}%3D{group}")
-    return [item["metadata"]["name"] for item in listed["items"]]
+def _delete_nodes(plane: LocalControlPlane, group: str, *, label: str = GROUP_LABEL) -> None:
+    listed = plane.request("GET", f"/api/v1/nodes?labelSelector={label}%3D{group}")
+    for item in listed["items"]:
+        plane.request("DELETE", f"/api/v1/nodes/{item['metadata']['name']}")
 
 
 def _churn(plane: LocalControlPlane, group: str, images: list[str], rng: random.Random) -> None:
@@ -117,7 +114,8 @@ def _after_every_node_event(
     node created last is bound once its node-watch delivered that node (events arrive in
     order), so every earlier delete and create has been applied by then."""
     barrier = f"{group}-barrier-{name}"
-    manifest = node_manifest(NodeTemplate(name_prefix=barrier, labels={"barrier": barrier}), 0)
+    labels = {"barrier": barrier, BARRIER_OF: group}
+    manifest = node_manifest(NodeTemplate(name_prefix=barrier, labels=labels), 0)
     plane.request("POST", "/api/v1/nodes", manifest)
     body = pod_body(name, None, scheduler=scheduler, nodeSelector={"barrier": barrier})
     create(plane, namespace, body)
@@ -152,6 +150,22 @@ def test_placements_after_node_churn_match_kube_scheduler_and_a_fresh_berth(
     replicas.append(long_lived)
     long_lived.wait_leading()
     group = unique_name("churn")
+    try:
+        _churn_and_compare(plane, long_lived, replicas, namespace, group)
+    finally:
+        # Leave no (tainted) nodes behind: other tests count every node in their messages.
+        plane.request("DELETE", f"/api/v1/namespaces/{namespace}/pods?gracePeriodSeconds=0")
+        _delete_nodes(plane, group)
+        _delete_nodes(plane, group, label=BARRIER_OF)
+
+
+def _churn_and_compare(
+    plane: LocalControlPlane,
+    long_lived: BerthReplica,
+    replicas: list[BerthReplica],
+    namespace: str,
+    group: str,
+) -> None:
     big, mid, small = (f"churn.example/{group}/{name}:1" for name in ("big", "mid", "small"))
     rng = random.Random(20261126)
 
