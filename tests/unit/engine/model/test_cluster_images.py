@@ -59,9 +59,7 @@ def _record(cluster: ClusterState, image: str) -> tuple[int, list[str]] | None:
             (300 * MIB, ["a"]),
             id="holder-gone-then-update",
         ),
-        pytest.param(
-            [("add", "a", 100), ("add", "a", -1)], None, id="update-that-drops-the-image"
-        ),
+        pytest.param([("add", "a", 100), ("add", "a", -1)], None, id="update-that-drops-the-image"),
     ],
 )
 def test_image_records_follow_node_changes(
