@@ -1,29 +1,51 @@
 """A pod's node requirements evaluated over many node rows at once.
 
-Several plugins ask the same two questions about every node: does it satisfy
-the pod's `nodeSelector` and required node affinity, and does it carry a taint
-the pod does not tolerate. Plugins may not import each other, so the answers
-live here as pure functions over `ClusterState` rows.
+Several plugins ask the same questions about every node: does it satisfy the
+pod's `nodeSelector` and required node affinity (NodeAffinity, and
+PodTopologySpread's `nodeAffinityPolicy`), and does it carry a taint the pod
+does not tolerate (TaintToleration, and `nodeTaintsPolicy`). Plugins may not
+import each other, so the one implementation of each lives here, as pure
+functions over `ClusterState` rows.
+
+Node selector requirements work through the cluster's label columns: In/NotIn
+compare value ids, Exists/DoesNotExist test for `MISSING`, Gt/Lt read the int64
+meaning of each distinct label value (kept per column as its vocabulary grows),
+and `metadata.name` fields compare slot numbers. Taints are judged once per
+distinct taint set (`TaintGroups`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Mapping
 
 import numpy as np
 from numpy.typing import NDArray
 
 from berth.engine.cluster import ClusterState, NodeSlots
-from berth.engine.cluster.state import MISSING
+from berth.engine.cluster.node_index import TaintSet, taint_groups
+from berth.engine.cluster.per_cluster import PerCluster
+from berth.engine.cluster.state import MISSING, LabelColumn
 from berth.engine.model.labels import (
     FieldRequirement,
     NodeSelector,
     NodeSelectorTerm,
     Operator,
     Requirement,
+    parse_go_int64,
 )
 from berth.engine.model.node import Taint, TaintEffect
-from berth.engine.model.pod import Pod, Toleration, tolerates_taint
+from berth.engine.model.pod import Pod, PreferredNodeTerm, Toleration, tolerates_taint
+
+__all__ = [
+    "first_untolerated_taint",
+    "label_selector_mask",
+    "matches_required_node_affinity",
+    "node_selector_mask",
+    "pod_has_node_requirements",
+    "preferred_weights",
+    "term_mask",
+    "untolerated_taint_mask",
+]
 
 Mask = NDArray[np.bool_]
 
@@ -31,55 +53,49 @@ NO_SCHEDULE_EFFECTS = frozenset((TaintEffect.NO_SCHEDULE, TaintEffect.NO_EXECUTE
 """The taint effects that keep a pod off a node (PreferNoSchedule only scores)."""
 
 
-def pod_has_node_requirements(pod: Pod) -> bool:
-    """True when `nodeSelector` or required node affinity could reject some node."""
-    return bool(pod.node_selector) or pod.required_node_affinity is not None
+# ---------------------------------------------------------------------- node selectors
 
 
-def matches_required_node_affinity(cluster: ClusterState, pod: Pod, slots: NodeSlots) -> Mask:
-    """Per slot: the node satisfies the pod's `nodeSelector` AND its required node affinity.
+class _IntegerLabels:
+    """The int64 meaning of each value in one label column's vocabulary (kept as it grows)."""
 
-    Required affinity terms are ORed, expressions within a term ANDed; a term
-    that is empty or failed to parse matches no node (kube-scheduler ignores the
-    parse error and the term simply never matches).
-    """
-    result = np.ones(len(slots), dtype=bool)
-    for key, value in pod.node_selector.items():
-        column = cluster.label_column(key)
-        wanted = column.ids.get(value)
-        if wanted is None:
-            return np.zeros(len(slots), dtype=bool)
-        result &= column.values[slots] == wanted
-    if pod.required_node_affinity is not None:
-        result &= matches_node_selector(cluster, pod.required_node_affinity, slots)
-    return result
+    def __init__(self) -> None:
+        self.numbers = np.zeros(0, dtype=np.int64)
+        self.valid = np.zeros(0, dtype=bool)
 
-
-def matches_node_selector(cluster: ClusterState, selector: NodeSelector, slots: NodeSlots) -> Mask:
-    """Per slot: some term of `selector` matches the node."""
-    result = np.zeros(len(slots), dtype=bool)
-    for term in selector.terms:
-        result |= matches_node_selector_term(cluster, term, slots)
-    return result
+    def update(self, column: LabelColumn) -> None:
+        known = self.numbers.size
+        if known == len(column.vocabulary):
+            return
+        parsed = [parse_go_int64(value) for value in column.vocabulary[known:]]
+        self.numbers = np.concatenate(
+            [self.numbers, np.asarray([p or 0 for p in parsed], dtype=np.int64)]
+        )
+        self.valid = np.concatenate([self.valid, np.asarray([p is not None for p in parsed])])
 
 
-def matches_node_selector_term(
-    cluster: ClusterState, term: NodeSelectorTerm, slots: NodeSlots
-) -> Mask:
-    """Per slot: every expression and field requirement of `term` holds."""
-    if not term.valid or term.is_empty:
-        return np.zeros(len(slots), dtype=bool)
-    result = np.ones(len(slots), dtype=bool)
-    for requirement in term.expressions:
-        result &= _label_requirement_mask(cluster, requirement, slots)
-    for field_requirement in term.fields:
-        result &= _field_requirement_mask(cluster, field_requirement, slots)
-    return result
+_INTEGER_LABELS: PerCluster[dict[str, _IntegerLabels]] = PerCluster(dict)
 
 
-def _label_requirement_mask(
-    cluster: ClusterState, requirement: Requirement, slots: NodeSlots
-) -> Mask:
+def _integer_labels(cluster: ClusterState, key: str, column: LabelColumn) -> _IntegerLabels:
+    per_key = _INTEGER_LABELS.of(cluster)
+    numbers = per_key.get(key)
+    if numbers is None:
+        numbers = per_key[key] = _IntegerLabels()
+    numbers.update(column)
+    return numbers
+
+
+def _one_of(values: NDArray[np.int32] | NodeSlots, wanted: list[int]) -> Mask:
+    """Per entry: the value is one of `wanted` (no `isin` for the usual zero or one)."""
+    if not wanted:
+        return np.zeros(values.size, dtype=bool)
+    if len(wanted) == 1:
+        return np.equal(values, wanted[0])
+    return np.isin(values, np.asarray(wanted, dtype=values.dtype))
+
+
+def _requirement_mask(cluster: ClusterState, requirement: Requirement, slots: NodeSlots) -> Mask:
     column = cluster.label_column(requirement.key)
     values = column.values[slots]
     operator = requirement.operator
@@ -88,57 +104,117 @@ def _label_requirement_mask(
     if operator is Operator.DOES_NOT_EXIST:
         return np.equal(values, MISSING)
     if operator in (Operator.IN, Operator.NOT_IN):
-        ids = [column.ids[v] for v in requirement.values if v in column.ids]
-        inside = np.isin(values, np.asarray(ids, dtype=values.dtype))
+        inside = _one_of(values, [column.ids[v] for v in requirement.values if v in column.ids])
         return inside if operator is Operator.IN else ~inside
-    # Gt / Lt compare integers: evaluate once per distinct value present.
-    distinct, positions = np.unique(values, return_inverse=True)
-    verdicts = np.fromiter(
-        (
-            value_id != MISSING
-            and requirement.matches({requirement.key: column.vocabulary[value_id]})
-            for value_id in distinct.tolist()
-        ),
-        dtype=bool,
-        count=len(distinct),
-    )
-    return verdicts[positions.reshape(-1)]
+    # Gt / Lt (apimachinery's Requirement.Matches): both the label value and the single
+    # requirement value are parsed as Go int64; a missing or unparsable label never matches.
+    (raw_bound,) = requirement.values
+    bound = parse_go_int64(raw_bound)
+    if bound is None:
+        return np.zeros(slots.size, dtype=bool)
+    integers = _integer_labels(cluster, requirement.key, column)
+    if operator is Operator.GT:
+        by_value = integers.valid & (integers.numbers > bound)
+    else:
+        by_value = integers.valid & (integers.numbers < bound)
+    # One extra False at the end: value id MISSING (-1) indexes it.
+    lookup = np.append(by_value, False)
+    return lookup[values]
 
 
-def _field_requirement_mask(
-    cluster: ClusterState, requirement: FieldRequirement, slots: NodeSlots
-) -> Mask:
+def _field_mask(cluster: ClusterState, requirement: FieldRequirement, slots: NodeSlots) -> Mask:
     named = [cluster.slot_of(name) for name in requirement.values]
-    inside = np.isin(slots, np.asarray([s for s in named if s is not None], dtype=np.intp))
+    inside = _one_of(slots, [slot for slot in named if slot is not None])
     return inside if requirement.operator is Operator.IN else ~inside
 
 
-def has_untolerated_taint(
-    cluster: ClusterState,
-    tolerations: tuple[Toleration, ...],
-    slots: NodeSlots,
-    *,
-    effects: Iterable[TaintEffect] = NO_SCHEDULE_EFFECTS,
-) -> Mask:
-    """Per slot: the node has a taint with one of `effects` that `tolerations` do not tolerate.
+def term_mask(cluster: ClusterState, term: NodeSelectorTerm, slots: NodeSlots) -> Mask:
+    """Nodes matching every expression and field of `term`; an empty or invalid term matches none.
 
-    Nodes sharing the same taints are judged once.
+    (kube-scheduler ignores a term's parse error: the term simply never matches.)
     """
-    wanted = frozenset(effects)
-    judged: dict[tuple[Taint, ...], bool] = {(): False}
+    if not term.valid or term.is_empty:
+        return np.zeros(slots.size, dtype=bool)
+    result: Mask | None = None
+    for requirement in term.expressions:
+        mask = _requirement_mask(cluster, requirement, slots)
+        result = mask if result is None else result & mask
+    for field_requirement in term.fields:
+        mask = _field_mask(cluster, field_requirement, slots)
+        result = mask if result is None else result & mask
+    assert result is not None
+    return result
 
-    def untolerated(taints: tuple[Taint, ...]) -> bool:
-        verdict = judged.get(taints)
-        if verdict is None:
-            verdict = any(
-                taint.effect in wanted and not tolerates_taint(tolerations, taint)
-                for taint in taints
-            )
-            judged[taints] = verdict
-        return verdict
 
-    return np.fromiter(
-        (untolerated(cluster.node_at(slot).taints) for slot in slots.tolist()),
-        dtype=bool,
-        count=len(slots),
+def node_selector_mask(cluster: ClusterState, selector: NodeSelector, slots: NodeSlots) -> Mask:
+    """Nodes matching some term of `selector` (terms are ORed; no terms matches no node)."""
+    result = np.zeros(slots.size, dtype=bool)
+    for term in selector.terms:
+        result |= term_mask(cluster, term, slots)
+    return result
+
+
+def label_selector_mask(cluster: ClusterState, labels: Mapping[str, str], slots: NodeSlots) -> Mask:
+    """Nodes carrying every label of a `nodeSelector` map with exactly that value."""
+    result = np.ones(slots.size, dtype=bool)
+    for key, value in labels.items():
+        column = cluster.label_column(key)
+        wanted = column.ids.get(value)
+        if wanted is None:
+            return np.zeros(slots.size, dtype=bool)
+        result &= column.values[slots] == wanted
+    return result
+
+
+def pod_has_node_requirements(pod: Pod) -> bool:
+    """True when `nodeSelector` or required node affinity could reject some node."""
+    return bool(pod.node_selector) or pod.required_node_affinity is not None
+
+
+def matches_required_node_affinity(cluster: ClusterState, pod: Pod, slots: NodeSlots) -> Mask:
+    """Per slot: the node satisfies the pod's `nodeSelector` AND its required node affinity."""
+    result = label_selector_mask(cluster, pod.node_selector, slots)
+    if pod.required_node_affinity is not None:
+        result &= node_selector_mask(cluster, pod.required_node_affinity, slots)
+    return result
+
+
+def preferred_weights(
+    cluster: ClusterState, terms: tuple[PreferredNodeTerm, ...], slots: NodeSlots
+) -> NDArray[np.int64]:
+    """Per node, the summed weight of the preferred terms it matches."""
+    total = np.zeros(slots.size, dtype=np.int64)
+    for preferred in terms:
+        total += np.where(term_mask(cluster, preferred.term, slots), preferred.weight, 0)
+    return total
+
+
+# ---------------------------------------------------------------------- taints
+
+
+def first_untolerated_taint(taints: TaintSet, tolerations: tuple[Toleration, ...]) -> Taint | None:
+    """The first NoSchedule/NoExecute taint that no toleration tolerates."""
+    for taint in taints:
+        if taint.effect in NO_SCHEDULE_EFFECTS and not tolerates_taint(tolerations, taint):
+            return taint
+    return None
+
+
+def untolerated_taint_mask(
+    cluster: ClusterState, tolerations: tuple[Toleration, ...], slots: NodeSlots
+) -> Mask | None:
+    """Per slot: the node has a NoSchedule/NoExecute taint `tolerations` do not tolerate.
+
+    None when no node in the cluster has one (the common case, answered without a
+    per-slot array). Nodes sharing the same taints are judged once, and the judgement
+    is kept for the next pod with the same tolerations.
+    """
+    groups = taint_groups(cluster)
+    untolerated = groups.per_group(
+        ("untolerated", tolerations),
+        lambda taints: int(first_untolerated_taint(taints, tolerations) is not None),
     )
+    if not untolerated.any:
+        return None
+    rejected: Mask = (untolerated.values != 0)[groups.of_slot[slots]]
+    return rejected

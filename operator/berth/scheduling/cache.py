@@ -87,10 +87,6 @@ class SchedulerCache:
     def assumed_count(self) -> int:
         return len(self._assumed)
 
-    def forget_all_assumed(self) -> None:
-        for uid in list(self._assumed):
-            self.forget(uid)
-
     # ------------------------------------------------------------------ namespaces, workloads
 
     def set_namespace(self, name: str, labels: dict[str, str]) -> None:

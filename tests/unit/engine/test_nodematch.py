@@ -13,9 +13,9 @@ from berth.engine.cluster import ClusterState
 from berth.engine.model.node import Node, TaintEffect
 from berth.engine.model.pod import Pod
 from berth.engine.nodematch import (
-    has_untolerated_taint,
     matches_required_node_affinity,
     pod_has_node_requirements,
+    untolerated_taint_mask,
 )
 from tests.builders import make_node, make_pod
 
@@ -120,7 +120,8 @@ def test_node_affinity_mask_equals_model(raw_nodes: list[dict[str, Any]], pod: P
 def test_untolerated_taint_mask_equals_model(raw_nodes: list[dict[str, Any]], pod: Pod) -> None:
     cluster = _cluster(raw_nodes)
     slots = cluster.node_order()
-    got = has_untolerated_taint(cluster, pod.tolerations, slots)
+    mask = untolerated_taint_mask(cluster, pod.tolerations, slots)
+    got = np.zeros(slots.size, dtype=bool) if mask is None else mask
     for index, slot in enumerate(slots.tolist()):
         want = any(
             taint.effect in (TaintEffect.NO_SCHEDULE, TaintEffect.NO_EXECUTE)
@@ -153,3 +154,52 @@ def test_pod_has_node_requirements() -> None:
     assert not pod_has_node_requirements(make_pod("p").build())
     assert pod_has_node_requirements(make_pod("p").node_selector(a="1").build())
     assert pod_has_node_requirements(make_pod("p").required_node_terms().build())
+
+
+@pytest.mark.parametrize(
+    ("label", "operator", "bound", "expected"),
+    [
+        pytest.param("abc", "Gt", "1", False, id="non-integer-label"),
+        pytest.param("", "Gt", "-1", False, id="empty-label"),
+        pytest.param(None, "Lt", "1", False, id="missing-label"),
+        pytest.param("007", "Gt", "6", True, id="leading-zeros"),
+        pytest.param("+5", "Gt", "3", True, id="label-with-leading-plus-parses"),
+        pytest.param("-3", "Lt", "0", True, id="negative-label"),
+        pytest.param(" 5", "Gt", "3", False, id="label-with-space"),
+        pytest.param("5 ", "Gt", "3", False, id="label-with-trailing-space"),
+        pytest.param("1e3", "Gt", "3", False, id="label-in-exponent-form"),
+        pytest.param("9223372036854775807", "Gt", "9223372036854775806", True, id="int64-max"),
+        pytest.param("9223372036854775808", "Gt", "1", False, id="label-beyond-int64"),
+        pytest.param("5", "Lt", "99999999999999999999", False, id="bound-beyond-int64"),
+        # labels.NewRequirement wants every value to be a label value, so these terms are
+        # parse errors and never match, although Go's ParseInt would accept the number.
+        pytest.param("5", "Gt", "+3", False, id="bound-with-leading-plus"),
+        pytest.param("5", "Gt", "-3", False, id="negative-bound"),
+        pytest.param("5", "Gt", " 3", False, id="bound-with-space"),
+        pytest.param("5", "Gt", "3", True, id="plain"),
+        pytest.param("5", "Lt", "5", False, id="lt-is-strict"),
+    ],
+)
+def test_gt_lt_parse_both_sides_as_go_int64(
+    label: str | None, operator: str, bound: str, expected: bool
+) -> None:
+    """kube-scheduler v1.37 (apimachinery labels.Requirement): Gt/Lt parse the node's label and
+    the single value with strconv.ParseInt(s, 10, 64); anything unparsable matches nothing."""
+    node = make_node("n0")
+    if label is not None:
+        node.label("size", label)
+    cluster = _cluster([node.obj()])
+    pod = make_pod("p").node_affinity_in("size", bound, operator=operator).build()
+    slots = cluster.node_order()
+    assert matches_required_node_affinity(cluster, pod, slots).tolist() == [expected]
+    assert pod.required_node_affinity is not None
+    assert (
+        pod.required_node_affinity.matches(cluster.node_at(int(slots[0])).labels, "n0") is expected
+    )
+
+
+def test_a_value_that_is_no_label_value_makes_the_term_match_nothing() -> None:
+    """Even NotIn, which a node without the label would otherwise pass."""
+    cluster = _cluster([make_node("n0").obj()])
+    pod = make_pod("p").node_affinity_in("size", "not a label value", operator="NotIn").build()
+    assert matches_required_node_affinity(cluster, pod, cluster.node_order()).tolist() == [False]

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from berth.engine.cluster.images import ImageStates
 from berth.engine.cluster.queries import PodQuery, TermKey, term_keys_of
 from berth.engine.cluster.resource_states import ResourceStates
 from berth.engine.cluster.workloads import Workload
@@ -55,19 +56,6 @@ class _Trial:
     term_counts: dict[TermKey, NDArray[np.int64]]
     query_counts: list[tuple[PodQuery, NDArray[np.int64]]]
     slots: dict[int, tuple[dict[str, Pod], list[HostPort]]] = field(default_factory=dict)
-
-
-def normalized_image_name(name: str) -> str:
-    """Image names without a tag or digest match as ``:latest``, like the kubelet reports them."""
-    last = name.rsplit("/", 1)[-1]
-    if ":" in last or "@" in last:
-        return name
-    return f"{name}:latest"
-
-
-def _distinct_images(node: Node) -> set[str]:
-    """The node's image names, normalised, each once (a node counts once per image)."""
-    return {normalized_image_name(name) for image in node.images for name in image.names}
 
 
 class ClusterState:
@@ -123,7 +111,8 @@ class ClusterState:
         self._workloads: dict[tuple[str, str, str], Workload] = {}
         # Bumped on every workload change, so readers can cache what they derive from workloads.
         self.workload_generation = 0
-        self._image_node_counts: dict[str, int] = {}
+        # Which nodes list which image, in the order nodes changed (ImageLocality reads it).
+        self.images = ImageStates()
         self.pods_with_required_anti_affinity = 0
         self._pdbs: dict[tuple[str, str], PodDisruptionBudget] = {}
         self._trial: _Trial | None = None
@@ -171,9 +160,6 @@ class ClusterState:
 
     def workloads(self) -> Iterable[Workload]:
         return self._workloads.values()
-
-    def image_node_count(self, image: str) -> int:
-        return self._image_node_counts.get(normalized_image_name(image), 0)
 
     def resource_column(self, name: str) -> int | None:
         return self._resource_columns.get(name)
@@ -227,7 +213,7 @@ class ClusterState:
         assert node is not None
         self._tree.remove(slot, self._zones[slot])
         self._order = None
-        self._forget_images(node)
+        self.images.forget(slot, node)
         # Pods still bound to the vanished node wait as orphans in case it returns.
         pods = self._pods_by_slot[slot]
         if pods:
@@ -271,7 +257,7 @@ class ClusterState:
     def _update_node(self, slot: int, node: Node) -> None:
         old = self._nodes[slot]
         assert old is not None
-        self._forget_images(old)
+        self.images.forget(slot, old)
         self._write_node(slot, node)
         zone = zone_key(node.labels)
         if zone != self._zones[slot]:
@@ -299,16 +285,7 @@ class ClusterState:
         for key, column in self._label_columns.items():
             value = node.labels.get(key)
             column.values[slot] = MISSING if value is None else column.id_of(value)
-        for name in _distinct_images(node):
-            self._image_node_counts[name] = self._image_node_counts.get(name, 0) + 1
-
-    def _forget_images(self, node: Node) -> None:
-        for name in _distinct_images(node):
-            remaining = self._image_node_counts.get(name, 0) - 1
-            if remaining > 0:
-                self._image_node_counts[name] = remaining
-            else:
-                self._image_node_counts.pop(name, None)
+        self.images.record(slot, node)
 
     def _column_for(self, resource: str) -> int:
         column = self._resource_columns.get(resource)

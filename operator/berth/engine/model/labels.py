@@ -28,6 +28,15 @@ _GO_DECIMAL = re.compile(r"[+-]?[0-9]+")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_LABEL_VALUE_MAX = 63
+
+
+def is_label_value(text: str) -> bool:
+    """apimachinery's IsValidLabelValue: at most 63 characters, alphanumeric at both ends."""
+    return len(text) <= _LABEL_VALUE_MAX and _LABEL_VALUE.fullmatch(text) is not None
+
+
 def parse_go_int64(text: str) -> int | None:
     """Go's `strconv.ParseInt(text, 10, 64)`: ASCII digits with an optional sign, in int64 range."""
     if not _GO_DECIMAL.fullmatch(text):
@@ -206,12 +215,18 @@ def parse_node_selector_term(raw: object, field: str) -> NodeSelectorTerm:
     expressions: list[Requirement] = []
     for index, item in enumerate(expressions_raw):
         try:
-            expressions.append(
-                _parse_requirement(item, f"{field}.matchExpressions[{index}]", _NODE_OPERATORS)
+            requirement = _parse_requirement(
+                item, f"{field}.matchExpressions[{index}]", _NODE_OPERATORS
             )
         except FieldError:
             # kube-scheduler swallows node-selector parse errors: the term just never matches.
             valid = False
+            continue
+        # labels.NewRequirement also rejects a value that is no valid label value, even
+        # one that parses as an integer for Gt/Lt ("+5", "-5").
+        if not all(is_label_value(value) for value in requirement.values):
+            valid = False
+        expressions.append(requirement)
     fields: list[FieldRequirement] = []
     for index, item in enumerate(fields_raw):
         try:

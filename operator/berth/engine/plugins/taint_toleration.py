@@ -1,8 +1,10 @@
 """TaintToleration: NoSchedule/NoExecute taints a pod does not tolerate keep it off a node;
 untolerated PreferNoSchedule taints make a node score lower.
 
-Nodes are judged per distinct taint set (`berth.engine.cluster.node_index.TaintGroups`),
-so the work per decision is one array lookup plus a little per new taint set.
+Nodes are judged per distinct taint set (`berth.engine.cluster.node_index.TaintGroups`; the
+filter's check is `berth.engine.nodematch.untolerated_taint_mask`, shared with
+PodTopologySpread's `nodeTaintsPolicy`), so the work per decision is one array lookup plus a
+little per new taint set.
 """
 
 from __future__ import annotations
@@ -26,24 +28,15 @@ from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import MAX_NODE_SCORE, PluginArgs, Scores
 from berth.engine.framework.status import SUCCESS, Code, Status
 from berth.engine.framework.verdicts import Verdicts, accept_all, reject_where
-from berth.engine.model.node import Node, Taint, TaintEffect
+from berth.engine.model.node import Node, TaintEffect
 from berth.engine.model.pod import Pod, Toleration, tolerates_taint
+from berth.engine.nodematch import first_untolerated_taint, untolerated_taint_mask
 from berth.engine.scoring.normalize import normalize_to_max
 
 __all__ = ["REASON", "TaintToleration", "new_plugin"]
 
 REASON = "node(s) had untolerated taint(s)"
 """v1.35+ wording (the taint itself is only logged)."""
-
-_FILTERED_EFFECTS = frozenset((TaintEffect.NO_SCHEDULE, TaintEffect.NO_EXECUTE))
-
-
-def first_untolerated_taint(taints: TaintSet, tolerations: tuple[Toleration, ...]) -> Taint | None:
-    """The first NoSchedule/NoExecute taint that no toleration tolerates."""
-    for taint in taints:
-        if taint.effect in _FILTERED_EFFECTS and not tolerates_taint(tolerations, taint):
-            return taint
-    return None
 
 
 def count_untolerated_preferences(taints: TaintSet, tolerations: tuple[Toleration, ...]) -> int:
@@ -88,15 +81,9 @@ class TaintToleration:
     name = names.TAINT_TOLERATION
 
     def filter(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Verdicts:
-        groups = taint_groups(state.cluster)
-        tolerations = pod.tolerations
-        untolerated = groups.per_group(
-            ("filter", tolerations),
-            lambda taints: int(first_untolerated_taint(taints, tolerations) is not None),
-        )
-        if not untolerated.any:  # the pod tolerates every taint set in the cluster
+        rejected = untolerated_taint_mask(state.cluster, pod.tolerations, slots)
+        if rejected is None:  # the pod tolerates every taint set in the cluster
             return accept_all(slots.size)
-        rejected = (untolerated.values != 0)[groups.of_slot[slots]]
         return reject_where(rejected, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, REASON)
 
     def _untolerated_preferences(self, state: CycleState, pod: Pod) -> GroupAnswers:

@@ -6,6 +6,8 @@ import re
 from typing import Any
 
 _INT = re.compile(r"[+-]?[0-9]+\Z")
+# apimachinery's label value format (labels.NewRequirement checks every value against it).
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
 
 
 def _as_int(text: str) -> int | None:
@@ -22,6 +24,8 @@ def expression_matches(expression: dict[str, Any], labels: dict[str, str]) -> bo
         expression["operator"],
         expression.get("values") or [],
     )
+    if any(len(value) > 63 or not _LABEL_VALUE.match(value) for value in values):
+        return None
     if operator == "In":
         return None if not values else bool(key in labels and labels[key] in values)
     if operator == "NotIn":

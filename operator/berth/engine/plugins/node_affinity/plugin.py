@@ -40,7 +40,7 @@ from berth.engine.model.labels import (
 )
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod, PreferredNodeTerm
-from berth.engine.plugins.node_affinity.matching import (
+from berth.engine.nodematch import (
     label_selector_mask,
     node_selector_mask,
     preferred_weights,

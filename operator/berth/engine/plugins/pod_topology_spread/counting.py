@@ -20,9 +20,9 @@ from berth.engine.cluster.state import MISSING
 from berth.engine.model.labels import LabelSelector
 from berth.engine.model.pod import InclusionPolicy, Pod, TopologySpreadConstraint
 from berth.engine.nodematch import (
-    has_untolerated_taint,
     matches_required_node_affinity,
     pod_has_node_requirements,
+    untolerated_taint_mask,
 )
 
 Mask = NDArray[np.bool_]
@@ -112,8 +112,9 @@ class NodeInclusion:
     def _tolerated_mask(self) -> Mask:
         if self._tolerated is None:
             live = self._live_slots()
-            self._tolerated = self._scatter(
-                ~has_untolerated_taint(self._cluster, self._pod.tolerations, live)
+            untolerated = untolerated_taint_mask(self._cluster, self._pod.tolerations, live)
+            self._tolerated = (
+                self._cluster.live.copy() if untolerated is None else self._scatter(~untolerated)
             )
         return self._tolerated
 
