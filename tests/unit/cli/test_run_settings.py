@@ -57,7 +57,10 @@ def test_the_config_flag_beats_the_config_variable(tmp_path: Path) -> None:
             "podMaxBackoffSeconds: must not be less than podInitialBackoffSeconds (default)",
         ),
         ({"podInitialBackoffSeconds": 0}, "podInitialBackoffSeconds: must be positive, got 0.0"),
-        ({"parallelBindz": 3}, 'unknown field "parallelBindz" (known: kubeconfig, leaseDurationSeconds'),
+        (
+            {"parallelBindz": 3},
+            'unknown field "parallelBindz" (known: kubeconfig, leaseDurationSeconds',
+        ),
         ({"peering": "berth"}, 'unknown field "peering"'),  # the flag's name, not the key
         ({"metricsPort": "lots"}, "metricsPort: expected int, got 'lots'"),
         ({"metricsPort": "9000"}, "metricsPort: expected int, got '9000'"),

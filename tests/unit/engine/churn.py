@@ -18,7 +18,7 @@ from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.runtime import Framework, build_framework
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
-from berth.engine.profile import default_profile_config
+from berth.profiles import default_profile_config
 from tests.builders import make_node, make_pod
 
 NODE_NAMES = ("n0", "n1", "n2", "n3")
