@@ -122,7 +122,11 @@ def capture_payloads(plane: LocalControlPlane, out: Path) -> None:
             created["victim"] = _post_pod(plane, namespace, victim)
             bound |= wait_bound(plane, namespace, ["victim"])
             preemptor = pod_body(
-                "preemptor", small, scheduler="default-scheduler", cpu="800m", priorityClassName=high
+                "preemptor",
+                small,
+                scheduler="default-scheduler",
+                cpu="800m",
+                priorityClassName=high,
             )
             preemptor["spec"]["containers"][0]["resources"]["limits"] = {MANAGED: "1"}
             created["preemptor"] = _post_pod(plane, namespace, preemptor)
@@ -150,11 +154,17 @@ def capture_messages(plane: LocalControlPlane, out: Path) -> None:
     with ExtenderServer(script) as server:
         extender = {"urlPrefix": server.url, "filterVerb": "filter", "httpTimeout": "1s"}
         plane.start_kube_scheduler({"extenders": [extender]})
-        messages: dict[str, Any] = {"extender": extender, "nodes": len(plane.request("GET", "/api/v1/nodes")["items"])}
+        messages: dict[str, Any] = {
+            "extender": extender,
+            "nodes": len(plane.request("GET", "/api/v1/nodes")["items"]),
+        }
         scenarios: list[tuple[str, Callable[[], None]]] = [
             ("timeout", lambda: script.verbs.update(filter=VerbScript(delay=3))),
             ("status-500", lambda: script.verbs.update(filter=VerbScript(status=500))),
-            ("error-field", lambda: script.verbs.update(filter=VerbScript(error="licence server down"))),
+            (
+                "error-field",
+                lambda: script.verbs.update(filter=VerbScript(error="licence server down")),
+            ),
             ("bad-json", lambda: script.verbs.update(filter=VerbScript(body="not json"))),
             (
                 "nodes-failed",
@@ -173,7 +183,9 @@ def capture_messages(plane: LocalControlPlane, out: Path) -> None:
                 _post_pod(plane, namespace, pod_body(pod, group, scheduler="default-scheduler"))
                 messages[name] = wait_unschedulable(plane, namespace, pod)
                 reason = poll(
-                    lambda pod=pod: (_condition(get_pod(plane, namespace, pod)) or {}).get("reason"),
+                    lambda pod=pod: (_condition(get_pod(plane, namespace, pod)) or {}).get(
+                        "reason"
+                    ),
                     timeout=30,
                     description="a reason",
                 )

@@ -190,7 +190,9 @@ def _handler_for(server: ExtenderServer) -> type[BaseHTTPRequestHandler]:
             if script.status != 200:
                 self._reply(script.status, b"scripted failure")
                 return
-            reply = script.body if script.body is not None else json.dumps(server.answer(verb, body))
+            reply = (
+                script.body if script.body is not None else json.dumps(server.answer(verb, body))
+            )
             self._reply(200, reply.encode())
 
         def _reply(self, status: int, payload: bytes) -> None:

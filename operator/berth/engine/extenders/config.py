@@ -84,4 +84,6 @@ class ExtenderConfig:
 
 def in_call_order(extenders: tuple[ExtenderConfig, ...]) -> tuple[ExtenderConfig, ...]:
     """The order kube-scheduler calls extenders in: the non-ignorable first, each group as listed."""
-    return tuple(e for e in extenders if not e.ignorable) + tuple(e for e in extenders if e.ignorable)
+    return tuple(e for e in extenders if not e.ignorable) + tuple(
+        e for e in extenders if e.ignorable
+    )
