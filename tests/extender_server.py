@@ -12,6 +12,7 @@ process equally, and it counts TCP connections so that tests can check reuse.
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -57,22 +58,33 @@ class RecordedCall:
 
 
 class ExtenderServer:
-    """An extender at `url` (http://127.0.0.1:<port>); every request is kept in `calls`."""
+    """An extender at `url` (http(s)://127.0.0.1:<port>); every request is kept in `calls`.
 
-    def __init__(self, script: ExtenderScript | None = None) -> None:
+    With `tls` (a server-side SSLContext) it serves HTTPS.
+    """
+
+    def __init__(
+        self, script: ExtenderScript | None = None, *, tls: ssl.SSLContext | None = None
+    ) -> None:
         self.script = script or ExtenderScript()
+        self._scheme = "https" if tls is not None else "http"
         self.calls: list[RecordedCall] = []
         self.connections = 0
         self._lock = threading.Lock()
         self._release = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+        # A short poll keeps stop() quick (shutdown waits for the next poll).
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{self._scheme}://{host!s}:{port}"
 
     def start(self) -> ExtenderServer:
         self._thread.start()
