@@ -8,7 +8,6 @@ what they can at `kubectl apply` time; the manifests apply cleanly.
 
 from __future__ import annotations
 
-import base64
 import copy
 import json
 import subprocess
@@ -21,6 +20,7 @@ import yaml
 
 from berth.controlplane import LocalControlPlane
 from berth.controlplane.berth_process import REPO, BerthReplica
+from tests.builders import extender_with_every_field
 from tests.cluster.helpers import (
     SCHEDULER,
     create,
@@ -141,36 +141,9 @@ def _score_without_its_pre_score(document: dict[str, Any]) -> str:
     return "spec.plugins.preScore.disabled[0].name: plugin 'InterPodAffinity' runs at score"
 
 
-def _every_extender_field() -> dict[str, Any]:
-    pem = base64.b64encode(b"-----BEGIN CERTIFICATE-----\n").decode()
-    return {
-        "urlPrefix": "https://127.0.0.1:1/scheduler",
-        "filterVerb": "filter",
-        "prioritizeVerb": "prioritize",
-        "preemptVerb": "preempt",
-        "bindVerb": "bind",
-        "weight": 5,
-        "enableHTTPS": True,
-        "tlsConfig": {
-            "insecure": False,
-            "serverName": "extender.example",
-            "certFile": "/etc/tls/client.crt",
-            "keyFile": "/etc/tls/client.key",
-            "caFile": "/etc/tls/ca.crt",
-            "certData": pem,
-            "keyData": pem,
-            "caData": pem,
-        },
-        "httpTimeout": "30s",
-        "nodeCacheCapable": True,
-        "managedResources": [{"name": "example.com/licence", "ignoredByScheduler": True}],
-        "ignorable": True,
-    }
-
-
 def _extenders_not_yet_called(document: dict[str, Any]) -> str:
     # Every field passes the CRD schema and the controller's checks; then the one refusal.
-    document["spec"]["extenders"] = [_every_extender_field()]
+    document["spec"]["extenders"] = [extender_with_every_field()]
     return "spec.extenders: extenders are parsed but not yet called by this scheduler"
 
 

@@ -7,7 +7,6 @@ both are refused with one message instead of scheduling as if they were absent.
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
 from typing import Any
 
@@ -29,38 +28,11 @@ from berth.profiles.extenders import (
     parse_extenders,
     parse_go_duration,
 )
-
-PEM = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
-
-
-def _every_field() -> dict[str, Any]:
-    return {
-        "urlPrefix": "https://licences.example:8443/scheduler",
-        "filterVerb": "filter",
-        "prioritizeVerb": "prioritize",
-        "preemptVerb": "preempt",
-        "bindVerb": "bind",
-        "weight": 5,
-        "enableHTTPS": True,
-        "tlsConfig": {
-            "insecure": False,
-            "serverName": "licences.example",
-            "certFile": "/etc/tls/client.crt",
-            "keyFile": "/etc/tls/client.key",
-            "caFile": "/etc/tls/ca.crt",
-            "certData": base64.b64encode(PEM).decode(),
-            "keyData": base64.b64encode(b"key").decode(),
-            "caData": base64.b64encode(PEM).decode(),
-        },
-        "httpTimeout": "1m30s",
-        "nodeCacheCapable": True,
-        "managedResources": [{"name": "example.com/licence", "ignoredByScheduler": True}],
-        "ignorable": True,
-    }
+from tests.builders import FAKE_PEM, extender_with_every_field
 
 
 def test_every_field_is_read() -> None:
-    (extender,) = parse_extenders([_every_field()], "extenders")
+    (extender,) = parse_extenders([extender_with_every_field()], "extenders")
     assert extender == ExtenderConfig(
         url_prefix="https://licences.example:8443/scheduler",
         filter_verb="filter",
@@ -75,9 +47,9 @@ def test_every_field_is_read() -> None:
             cert_file="/etc/tls/client.crt",
             key_file="/etc/tls/client.key",
             ca_file="/etc/tls/ca.crt",
-            cert_data=PEM,
+            cert_data=FAKE_PEM,
             key_data=b"key",
-            ca_data=PEM,
+            ca_data=FAKE_PEM,
         ),
         http_timeout_seconds=90.0,
         node_cache_capable=True,
@@ -100,7 +72,7 @@ def test_a_zero_timeout_means_the_default() -> None:
 
 
 def test_the_document_shape_reads_back_unless_redacted() -> None:
-    extenders = parse_extenders([_every_field()], "extenders")
+    extenders = parse_extenders([extender_with_every_field()], "extenders")
     document = extender_document(extenders[0], redact=False)
     assert parse_extenders([document], "extenders") == extenders
     shown = extender_document(extenders[0])
