@@ -15,7 +15,6 @@ JSON, or an `Error` set by the extender. Whether an error is skipped
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import ssl
@@ -29,6 +28,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from berth.engine.errors import FieldError
 from berth.engine.extenders import (
     ExtenderConfig,
     ExtenderTLSConfig,
@@ -52,7 +52,6 @@ __all__ = [
     "ExtenderError",
     "ExtenderErrorKind",
     "ExtenderReply",
-    "close_all",
     "tls_context",
 ]
 
@@ -101,31 +100,41 @@ def _pem_file(data: bytes, directory: str) -> str:
     return path
 
 
+def _loading(field: str, load: Callable[[], object]) -> None:
+    try:
+        load()
+    except (OSError, ValueError) as error:  # ssl.SSLError is an OSError
+        raise FieldError(field, f"cannot load: {error}") from None
+
+
 def tls_context(extender: ExtenderConfig) -> ssl.SSLContext | None:
     """The TLS settings kube-scheduler's transport would use for this extender (None: defaults).
 
     As upstream: `*Data` takes precedence over `*File`; enableHTTPS without any CA
-    turns verification off; `insecure` turns it off too.
+    turns verification off; `insecure` turns it off too. Unreadable or invalid
+    certificates raise a `FieldError` naming the tlsConfig field (kube-scheduler
+    refuses to start on them).
     """
     tls = extender.tls or ExtenderTLSConfig()
     has_ca = bool(tls.ca_file or tls.ca_data)
     insecure = tls.insecure or (extender.enable_https and not has_ca)
-    has_client_cert = bool(tls.cert_data or tls.cert_file)
     if extender.tls is None and not extender.enable_https:
         return None
     context = ssl.create_default_context()
     if tls.ca_data:
-        context.load_verify_locations(cadata=tls.ca_data.decode("ascii"))
+        cadata = tls.ca_data.decode("ascii", errors="replace")
+        _loading("tlsConfig.caData", lambda: context.load_verify_locations(cadata=cadata))
     elif tls.ca_file:
-        context.load_verify_locations(cafile=tls.ca_file)
+        _loading("tlsConfig.caFile", lambda: context.load_verify_locations(cafile=tls.ca_file))
     if insecure:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
-    if has_client_cert:
+    if tls.cert_data or tls.cert_file:
+        field = "tlsConfig.certData" if tls.cert_data else "tlsConfig.certFile"
         with tempfile.TemporaryDirectory() as directory:
             cert = _pem_file(tls.cert_data, directory) if tls.cert_data else tls.cert_file
             key = _pem_file(tls.key_data, directory) if tls.key_data else tls.key_file or None
-            context.load_cert_chain(cert, key)
+            _loading(field, lambda: context.load_cert_chain(cert, key))
     return context
 
 
@@ -146,7 +155,11 @@ def _go_transport_message(url: str, error: BaseException) -> str:
 
 
 class ExtenderClient:
-    """Calls one extender; use `async with`, or `close()` when done."""
+    """Calls one extender; use `async with`, or `close()` when done.
+
+    Building one checks the TLS material (see `tls_context`), so build clients when
+    the configuration is loaded, where a `FieldError` can name the field.
+    """
 
     def __init__(self, extender: ExtenderConfig) -> None:
         self.extender = extender
@@ -286,7 +299,3 @@ class ExtenderClient:
         )
         return await self._call(self.extender.preempt_verb, body, decode_preemption_result)
 
-
-async def close_all(clients: Sequence[ExtenderClient]) -> None:
-    """Close every client's session (at shutdown, or when a profile's extenders change)."""
-    await asyncio.gather(*(client.close() for client in clients))

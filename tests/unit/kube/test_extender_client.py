@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from berth.controlplane.pki import CertificateAuthority
+from berth.engine.errors import FieldError
 from berth.engine.extenders import ExtenderConfig, ExtenderTLSConfig, MetaVictims, Victims
 from berth.kube.extender_client import (
     Answered,
@@ -301,3 +302,20 @@ async def test_https_with_a_client_certificate(
             assert _failure(await client.filter(pod=POD, nodes=NODES)).kind is (
                 ExtenderErrorKind.TRANSPORT
             )
+
+
+@pytest.mark.parametrize(
+    ("tls", "field"),
+    [
+        (ExtenderTLSConfig(ca_file="/nonexistent/ca.crt"), "tlsConfig.caFile"),
+        (ExtenderTLSConfig(ca_data=b"not a certificate"), "tlsConfig.caData"),
+        (ExtenderTLSConfig(cert_file="/nonexistent/c.crt"), "tlsConfig.certFile"),
+        (ExtenderTLSConfig(cert_data=b"not a certificate"), "tlsConfig.certData"),
+    ],
+    ids=["ca-file", "ca-data", "cert-file", "cert-data"],
+)
+def test_unusable_tls_material_names_its_field(tls: ExtenderTLSConfig, field: str) -> None:
+    with pytest.raises(FieldError) as raised:
+        ExtenderClient(ExtenderConfig(url_prefix="https://x", tls=tls))
+    assert raised.value.field == field
+    assert raised.value.problem.startswith("cannot load: ")
