@@ -298,4 +298,3 @@ class ExtenderClient:
             pod=pod, victims=victims, node_cache_capable=self.extender.node_cache_capable
         )
         return await self._call(self.extender.preempt_verb, body, decode_preemption_result)
-
