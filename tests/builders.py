@@ -6,6 +6,7 @@ make_node("n1").capacity(cpu="4", memory="8Gi", pods=110).zone("z1").obj()
 
 from __future__ import annotations
 
+import base64
 import copy
 import itertools
 from typing import Any
@@ -308,3 +309,35 @@ def make_pod(name: str, namespace: str = "default") -> PodBuilder:
 
 def make_node(name: str) -> NodeBuilder:
     return NodeBuilder(name)
+
+
+# A PEM header is enough for documents that are only parsed, never used for TLS.
+FAKE_PEM = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+
+
+def extender_with_every_field() -> dict[str, Any]:
+    """A KubeSchedulerConfiguration `extenders[]` entry that sets every field."""
+    pem = base64.b64encode(FAKE_PEM).decode()
+    return {
+        "urlPrefix": "https://licences.example:8443/scheduler",
+        "filterVerb": "filter",
+        "prioritizeVerb": "prioritize",
+        "preemptVerb": "preempt",
+        "bindVerb": "bind",
+        "weight": 5,
+        "enableHTTPS": True,
+        "tlsConfig": {
+            "insecure": False,
+            "serverName": "licences.example",
+            "certFile": "/etc/tls/client.crt",
+            "keyFile": "/etc/tls/client.key",
+            "caFile": "/etc/tls/ca.crt",
+            "certData": pem,
+            "keyData": base64.b64encode(b"key").decode(),
+            "caData": pem,
+        },
+        "httpTimeout": "1m30s",
+        "nodeCacheCapable": True,
+        "managedResources": [{"name": "example.com/licence", "ignoredByScheduler": True}],
+        "ignorable": True,
+    }

@@ -20,6 +20,7 @@ import yaml
 
 from berth.controlplane import LocalControlPlane
 from berth.controlplane.berth_process import REPO, BerthReplica
+from tests.builders import extender_with_every_field
 from tests.cluster.helpers import (
     SCHEDULER,
     create,
@@ -140,10 +141,33 @@ def _score_without_its_pre_score(document: dict[str, Any]) -> str:
     return "spec.plugins.preScore.disabled[0].name: plugin 'InterPodAffinity' runs at score"
 
 
+def _extenders_not_yet_called(document: dict[str, Any]) -> str:
+    # Every field passes the CRD schema and the controller's checks; then the one refusal.
+    document["spec"]["extenders"] = [extender_with_every_field()]
+    return "spec.extenders: extenders are parsed but not yet called by this scheduler"
+
+
+def _extender_without_weight(document: dict[str, Any]) -> str:
+    document["spec"]["extenders"] = [{"urlPrefix": "http://127.0.0.1:1", "prioritizeVerb": "p"}]
+    return "spec.extenders[0].weight: Invalid value: 0: must have a positive weight applied to it"
+
+
 @pytest.mark.parametrize(
     "spoil",
-    [_unknown_plugin, _bad_args, _score_without_its_pre_score],
-    ids=["unknown-plugin", "bad-args", "score-without-pre-score"],
+    [
+        _unknown_plugin,
+        _bad_args,
+        _score_without_its_pre_score,
+        _extenders_not_yet_called,
+        _extender_without_weight,
+    ],
+    ids=[
+        "unknown-plugin",
+        "bad-args",
+        "score-without-pre-score",
+        "extenders-not-yet-called",
+        "extender-without-weight",
+    ],
 )
 def test_invalid_edit_is_reported_and_the_last_good_version_keeps_serving(
     control_plane: LocalControlPlane,
@@ -227,7 +251,15 @@ def _percentage(document: dict[str, Any]) -> None:
 
 
 def _unknown_field(document: dict[str, Any]) -> None:
-    document["spec"]["extenders"] = [{"urlPrefix": "http://127.0.0.1:1"}]
+    document["spec"]["extender"] = [{"urlPrefix": "http://127.0.0.1:1"}]
+
+
+def _unknown_extender_field(document: dict[str, Any]) -> None:
+    document["spec"]["extenders"] = [{"urlPrefix": "http://127.0.0.1:1", "verb": "filter"}]
+
+
+def _unitless_extender_timeout(document: dict[str, Any]) -> None:
+    document["spec"]["extenders"] = [{"urlPrefix": "http://127.0.0.1:1", "httpTimeout": "30"}]
 
 
 @pytest.mark.parametrize(
@@ -238,7 +270,9 @@ def _unknown_field(document: dict[str, Any]) -> None:
         (_score_weight(101), False, "should be less than or equal to 100"),
         (_duplicate_plugin, False, "Duplicate value"),
         (_percentage, False, "should be less than or equal to 100"),
-        (_unknown_field, False, 'unknown field "spec.extenders"'),
+        (_unknown_field, False, 'unknown field "spec.extender"'),
+        (_unknown_extender_field, False, 'unknown field "spec.extenders[0].verb"'),
+        (_unitless_extender_timeout, False, "spec.extenders[0].httpTimeout in body should match"),
     ],
     ids=[
         "scheduler-name-immutable",
@@ -247,6 +281,8 @@ def _unknown_field(document: dict[str, Any]) -> None:
         "duplicate-plugin",
         "percentage",
         "unknown-field",
+        "unknown-extender-field",
+        "unitless-extender-timeout",
     ],
 )
 def test_schema_rejects_at_apply_time(

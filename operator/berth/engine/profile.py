@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from berth.engine.extenders.config import ExtenderConfig
+
 MULTI_POINT = "multiPoint"
 EXTENSION_POINTS = (
     "preEnqueue",
@@ -47,6 +49,8 @@ class ProfileConfig:
     plugins: Mapping[str, PluginSet] = field(default_factory=dict)
     plugin_args: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     percentage_of_nodes_to_score: int | None = None
+    # The profile's own extenders (SchedulerProfile spec.extenders), in the order written.
+    extenders: tuple[ExtenderConfig, ...] = ()
 
     def point(self, name: str) -> PluginSet:
         return self.plugins.get(name, PluginSet())

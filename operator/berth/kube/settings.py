@@ -19,7 +19,10 @@ from typing import Any
 
 import yaml
 
+from berth.engine.errors import FieldError
+from berth.engine.extenders import ExtenderConfig
 from berth.kube.lease import LeaseTiming
+from berth.profiles.extenders import extender_document, parse_extenders, refuse_uncalled
 
 __all__ = [
     "CONFIG_ENV",
@@ -58,6 +61,8 @@ class Settings:
     priority: int | None = None  # None: derived from the pod IP or identity
     kubeconfig: str = ""  # "" = the in-cluster ServiceAccount
     seed: int | None = None  # tie-break RNG seed; None = random
+    # The config file's global `extenders:` (KubeSchedulerConfiguration's shape); file only.
+    extenders: tuple[ExtenderConfig, ...] = ()
 
     def lease_timing(self) -> LeaseTiming:
         return LeaseTiming(
@@ -67,7 +72,9 @@ class Settings:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+        values = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        values["extenders"] = [extender_document(extender) for extender in self.extenders]
+        return values
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -205,6 +212,9 @@ SETTINGS: tuple[SettingSpec, ...] = (
 
 _BY_FIELD = {spec.field: spec for spec in SETTINGS}
 _BY_KEY = {spec.key: spec for spec in SETTINGS}
+# Config-file keys that are not settings of their own (no flag, no variable).
+_EXTENDERS_KEY = "extenders"
+_FILE_ONLY_KEYS = (_EXTENDERS_KEY,)
 _TRUE, _FALSE = ("true", "1"), ("false", "0")
 
 
@@ -243,7 +253,12 @@ def load_settings(
 def settings_document(settings: Settings) -> dict[str, Any]:
     """The settings as a config file would say them (camelCase keys, unset values left out)."""
     values = settings.to_dict()
-    return {spec.key: values[spec.field] for spec in SETTINGS if values[spec.field] is not None}
+    document = {spec.key: values[spec.field] for spec in SETTINGS if values[spec.field] is not None}
+    if settings.extenders:
+        document[_EXTENDERS_KEY] = [
+            extender_document(extender, redact=False) for extender in settings.extenders
+        ]
+    return document
 
 
 def _path_from(value: str | None) -> Path | None:
@@ -269,14 +284,26 @@ def _read_config_file(path: Path) -> _Layers:
         )
     layers: _Layers = {}
     for key, value in document.items():
+        if key == _EXTENDERS_KEY:
+            layers["extenders"] = (_extenders(value, path), f"{path}: {key}")
+            continue
         spec = _BY_KEY.get(key) if isinstance(key, str) else None
         if spec is None:
-            raise SettingsError(
-                f'{path}: unknown field "{key}" (known: {", ".join(sorted(_BY_KEY))})'
-            )
+            known = ", ".join([*sorted(_BY_KEY), *_FILE_ONLY_KEYS])
+            raise SettingsError(f'{path}: unknown field "{key}" (known: {known})')
         where = f"{path}: {key}"
         layers[spec.field] = (_typed(value, spec, where), where)
     return layers
+
+
+def _extenders(value: object, path: Path) -> tuple[ExtenderConfig, ...]:
+    """The global `extenders:` list, read and checked as kube-scheduler reads its own."""
+    try:
+        extenders = parse_extenders(value, _EXTENDERS_KEY)
+        refuse_uncalled(extenders, _EXTENDERS_KEY)
+    except FieldError as error:
+        raise SettingsError(f"{path}: {error}") from None
+    return extenders
 
 
 def _typed(value: object, spec: SettingSpec, where: str) -> Any:

@@ -60,6 +60,7 @@ def with_defaults(config: ProfileConfig) -> ProfileConfig:
         plugins=plugins,
         plugin_args=config.plugin_args,
         percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
+        extenders=config.extenders,
     )
 
 

@@ -3,7 +3,8 @@
 This is the one place that knows the shape of a profile: a SchedulerProfile's
 `spec`, which is also the shape of one `profiles[]` entry of kube-scheduler's
 KubeSchedulerConfiguration (schedulerName, percentageOfNodesToScore, plugins,
-pluginConfig). Like kube-scheduler's strict decoding, an unknown field anywhere
+pluginConfig), plus Berth's per-profile `extenders` (the shape of
+KubeSchedulerConfiguration's global `extenders:`, read by berth.profiles.extenders). Like kube-scheduler's strict decoding, an unknown field anywhere
 is refused by name ("unknown field"), so a misspelt option never silently falls
 back to a default. Plugin args are checked here only for being plain JSON (string
 keys, bounded depth); each plugin checks its own args' keys and values.
@@ -18,10 +19,13 @@ from typing import Any
 
 from berth.engine.errors import FieldError, shown
 from berth.engine.profile import ALL_POINTS, PluginRef, PluginSet, ProfileConfig
+from berth.profiles.extenders import parse_extenders
+from berth.profiles.strict import as_list, as_object, check_known_fields, field_name
 
-# Field names of kube-scheduler's v1 KubeSchedulerProfile, PluginSet, Plugin and PluginConfig.
+# Field names of kube-scheduler's v1 KubeSchedulerProfile (and Berth's `extenders`),
+# PluginSet, Plugin and PluginConfig.
 _PROFILE_FIELDS = frozenset(
-    {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"}
+    {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig", "extenders"}
 )
 _PLUGIN_SET_FIELDS = frozenset({"enabled", "disabled"})
 _PLUGIN_FIELDS = frozenset({"name", "weight"})
@@ -34,36 +38,8 @@ _ARGS_TYPE_FIELDS = frozenset({"apiVersion", "kind"})
 MAX_ARGS_DEPTH = 32
 
 
-def _key(key: object) -> str:
-    """A field name fit for a path: as written if it is a sane string, else a short repr."""
-    return key if isinstance(key, str) and len(key) <= 100 else shown(key)
-
-
-def check_known_fields(raw: Mapping[Any, Any], known: frozenset[str], where: str) -> None:
-    """Refuse the first field of `raw` that is not in `known`, as strict decoding does."""
-    for key in raw:
-        if key not in known:
-            raise FieldError(f"{where}.{_key(key)}", "unknown field")
-
-
-def _mapping(raw: object, where: str, expected: str) -> Mapping[Any, Any]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, Mapping):
-        raise FieldError(where, f"expected {expected}, got {shown(raw)}")
-    return raw
-
-
-def _list(raw: object, where: str, expected: str) -> list[Any]:
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise FieldError(where, f"expected {expected}, got {shown(raw)}")
-    return raw
-
-
 def _plugin_name(item: object, where: str) -> str:
-    entry = _mapping(item, where, "an object with a name")
+    entry = as_object(item, where, "an object with a name")
     check_known_fields(entry, _PLUGIN_FIELDS, where)
     name = entry.get("name")
     if not isinstance(name, str) or not name:
@@ -91,17 +67,17 @@ def _no_duplicates(names: list[str], where: str) -> None:
 
 
 def _plugin_set(raw: object, where: str) -> PluginSet:
-    plugin_set = _mapping(raw, where, "an object with enabled/disabled lists")
+    plugin_set = as_object(raw, where, "an object with enabled/disabled lists")
     check_known_fields(plugin_set, _PLUGIN_SET_FIELDS, where)
     enabled: list[PluginRef] = []
-    for index, item in enumerate(_list(plugin_set.get("enabled"), f"{where}.enabled", "a list")):
+    for index, item in enumerate(as_list(plugin_set.get("enabled"), f"{where}.enabled", "a list")):
         at = f"{where}.enabled[{index}]"
         name = _plugin_name(item, at)
         enabled.append(PluginRef(name, _weight(item, at)))
     disabled = [
         _plugin_name(item, f"{where}.disabled[{index}]")
         for index, item in enumerate(
-            _list(plugin_set.get("disabled"), f"{where}.disabled", "a list")
+            as_list(plugin_set.get("disabled"), f"{where}.disabled", "a list")
         )
     ]
     _no_duplicates([ref.name for ref in enabled], f"{where}.enabled")
@@ -124,7 +100,7 @@ def check_json(value: object, where: str) -> None:
             for key, child in item.items():
                 if not isinstance(key, str):
                     raise FieldError(at, f"field names must be strings, got {shown(key)}")
-                pending.append((child, f"{at}.{_key(key)}", depth + 1))
+                pending.append((child, f"{at}.{field_name(key)}", depth + 1))
         elif isinstance(item, list):
             pending.extend((child, f"{at}[{index}]", depth + 1) for index, child in enumerate(item))
         elif item is not None and not isinstance(item, str | int | float):
@@ -132,7 +108,7 @@ def check_json(value: object, where: str) -> None:
 
 
 def _plugin_args(raw: object, name: str, where: str) -> Mapping[str, Any]:
-    args = _mapping(raw, where, f"an object ({name}Args)")
+    args = as_object(raw, where, f"an object ({name}Args)")
     check_json(args, where)
     return {key: value for key, value in args.items() if key not in _ARGS_TYPE_FIELDS}
 
@@ -153,13 +129,13 @@ def parse_profile_spec(spec: Mapping[Any, Any], *, root: str = "spec") -> Profil
             f"{root}.percentageOfNodesToScore",
             f"must be an integer from 0 to 100, got {shown(percentage)}",
         )
-    raw_plugins = _mapping(
+    raw_plugins = as_object(
         spec.get("plugins"), f"{root}.plugins", "an object keyed by extension point"
     )
     for key in raw_plugins:
         if key not in ALL_POINTS:
             raise FieldError(
-                f"{root}.plugins.{_key(key)}",
+                f"{root}.plugins.{field_name(key)}",
                 f"unknown extension point; expected one of {list(ALL_POINTS)}",
             )
     plugins = {
@@ -167,10 +143,10 @@ def parse_profile_spec(spec: Mapping[Any, Any], *, root: str = "spec") -> Profil
         for point in ALL_POINTS
     }
     plugin_args: dict[str, Mapping[str, Any]] = {}
-    raw_config = _list(spec.get("pluginConfig"), f"{root}.pluginConfig", "a list of {name, args}")
+    raw_config = as_list(spec.get("pluginConfig"), f"{root}.pluginConfig", "a list of {name, args}")
     for index, item in enumerate(raw_config):
         at = f"{root}.pluginConfig[{index}]"
-        entry = _mapping(item, at, "an object with a name and args")
+        entry = as_object(item, at, "an object with a name and args")
         check_known_fields(entry, _PLUGIN_CONFIG_FIELDS, at)
         name = entry.get("name")
         if not isinstance(name, str) or not name:
@@ -183,4 +159,5 @@ def parse_profile_spec(spec: Mapping[Any, Any], *, root: str = "spec") -> Profil
         plugins=plugins,
         plugin_args=plugin_args,
         percentage_of_nodes_to_score=percentage,
+        extenders=parse_extenders(spec.get("extenders"), f"{root}.extenders"),
     )

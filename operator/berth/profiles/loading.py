@@ -16,7 +16,9 @@ from berth.engine.errors import FieldError, InvalidObjectError, ProfileError, Pr
 from berth.engine.framework.runtime import Framework, build_framework
 from berth.engine.registry import Registry
 from berth.profiles.defaults import with_defaults
-from berth.profiles.document import check_known_fields, parse_profile_spec
+from berth.profiles.document import parse_profile_spec
+from berth.profiles.extenders import refuse_uncalled
+from berth.profiles.strict import check_known_fields
 
 API_GROUP = "berth.dev"
 API_VERSION = f"{API_GROUP}/v1alpha1"
@@ -95,6 +97,7 @@ def framework_from_spec(
     `merge_defaults=False` builds exactly the plugins listed (for tests with fake plugins).
     """
     config = parse_profile_spec(spec, root=root)
+    refuse_uncalled(config.extenders, f"{root}.extenders")
     try:
         return build_framework(with_defaults(config) if merge_defaults else config, registry)
     except ProfileError as bad:

@@ -24,6 +24,7 @@ from berth.engine.algorithm import (
     schedule_one,
 )
 from berth.engine.cluster import ClusterState, Workload
+from berth.engine.extenders import encode_binding_args, encode_extender_args, scaled_extender_score
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.interfaces import NormalizeScorePlugin
 from berth.engine.framework.runtime import Framework, build_framework
@@ -955,12 +956,26 @@ async def test_17_binding_posts_the_binding_subresource_with_the_pod_uid() -> No
 # ---------------------------------------------------------------------------- 18
 
 
-@pytest.mark.skip(
-    reason="Berth does not implement scheduler extenders (no HTTP extender client, no "
-    "KubeSchedulerConfiguration.extenders): nothing to check for their JSON or 0-10 scores"
-)
 def test_18_extender_json_and_score_scaling() -> None:
-    """Extender payloads use capitalised Go field names; their 0-10 scores are scaled x10 x weight."""
+    """Extender payloads use capitalised Go field names; their 0-10 scores are scaled x10 x weight.
+
+    (The whole bodies are checked against kube-scheduler's own in test_extender_wire.py.)
+    """
+    pod = make_pod("p").obj()
+    node = make_node("a").obj()
+    full = encode_extender_args(pod=pod, nodes=[node], node_cache_capable=False)
+    cached = encode_extender_args(pod=pod, nodes=[node], node_cache_capable=True)
+    assert set(full) == set(cached) == {"Pod", "Nodes", "NodeNames"}
+    assert full["NodeNames"] is None and full["Nodes"]["items"][0]["metadata"]["name"] == "a"
+    assert cached["Nodes"] is None and cached["NodeNames"] == ["a"]
+    assert set(encode_binding_args(namespace="n", name="p", uid="u", node="a")) == {
+        "PodName",
+        "PodNamespace",
+        "PodUID",
+        "Node",
+    }
+    assert scaled_extender_score(7, 1) == 70
+    assert scaled_extender_score(10, 5) == 500
 
 
 # ---------------------------------------------------------------------------- 19

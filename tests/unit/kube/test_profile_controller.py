@@ -119,3 +119,23 @@ def test_an_unknown_field_is_invalid() -> None:
         False,
         "spec.percentageOfNodeToScore: unknown field",
     )
+
+
+def test_a_profile_with_extenders_is_invalid_until_the_cycles_call_them() -> None:
+    controller, scheduler = _controller()
+    controller.apply(_profile("p", "berth"))
+    good = scheduler.profiles.get("berth")
+    verdict = controller.apply(
+        _profile(
+            "p",
+            "berth",
+            generation=2,
+            extenders=[{"urlPrefix": "http://127.0.0.1:1", "filterVerb": "filter"}],
+        )
+    )
+    assert (verdict.accepted, verdict.reason, verdict.message) == (
+        False,
+        "Invalid",
+        "spec.extenders: extenders are parsed but not yet called by this scheduler",
+    )
+    assert scheduler.profiles.get("berth") is good

@@ -152,7 +152,8 @@ def test_an_unknown_plugin_in_multi_point_is_named_where_the_user_wrote_it() -> 
 @pytest.mark.parametrize(
     ("document", "field"),
     [
-        (_document(extenders=[{"urlPrefix": "http://x"}]), "spec.extenders"),
+        (_document(extender=[{"urlPrefix": "http://x"}]), "spec.extender"),
+        (_document(extenders=[{"urlPrefix": "http://x", "verb": "f"}]), "spec.extenders[0].verb"),
         (_document(percentageOfNodeToScore=50), "spec.percentageOfNodeToScore"),
         (
             _document(plugins={"score": {"enable": [{"name": names.IMAGE_LOCALITY}]}}),
@@ -178,7 +179,8 @@ def test_an_unknown_plugin_in_multi_point_is_named_where_the_user_wrote_it() -> 
         ),
     ],
     ids=[
-        "extenders",
+        "misspelt-extenders",
+        "extender",
         "misspelt-percentage",
         "plugin-set",
         "plugin",

@@ -187,6 +187,9 @@ class Pod:
     start_time: float | None = None
     # Condition DisruptionTarget=True with reason PreemptionByScheduler (a preemption victim).
     preempted_by_scheduler: bool = False
+    # Every resource named in a container's or init container's requests or limits, even
+    # at zero: what decides whether an extender managing resources is interested.
+    container_resource_names: frozenset[str] = frozenset()
 
     @property
     def key(self) -> str:
@@ -629,6 +632,9 @@ def _parse_pod(raw: RawObject) -> Pod:
         generation=as_int(metadata.get("generation"), "metadata.generation"),
         start_time=_parse_time(status.get("startTime"), "status.startTime"),
         preempted_by_scheduler=_preempted_by_scheduler(status.get("conditions")),
+        container_resource_names=frozenset(
+            name for _, requests in (*containers, *init_containers) for name in requests.requests
+        ),
     )
 
 

@@ -8,7 +8,6 @@ RequestedToCapacityRatio shape, and that ignored names are valid label names.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -16,6 +15,7 @@ from enum import StrEnum
 from berth.engine.errors import InvalidPluginArgsError
 from berth.engine.framework import names
 from berth.engine.framework.interfaces import PluginArgs
+from berth.engine.model.labels import qualified_name_problem
 from berth.engine.scoring.resource_specs import (
     DEFAULT_RESOURCE_SPECS,
     ResourceSpec,
@@ -27,10 +27,6 @@ PLUGIN = names.NODE_RESOURCES_FIT
 MAX_RESOURCE_WEIGHT = 100
 MAX_SHAPE_SCORE = 10
 MAX_SHAPE_UTILIZATION = 100
-
-_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS_SUBDOMAIN = re.compile(rf"{_DNS_LABEL}(\.{_DNS_LABEL})*")
-_QUALIFIED_NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 
 
 class ScoringStrategyType(StrEnum):
@@ -81,39 +77,6 @@ def _as_int(raw: object, where: str) -> int:
     if isinstance(raw, bool) or not isinstance(raw, int):
         raise _fail(where, f"expected an integer, got {raw!r}")
     return raw
-
-
-def qualified_name_problem(value: str) -> str | None:
-    """Why `value` is not a valid label name (Kubernetes' IsQualifiedName), or None."""
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            return "prefix part must be non-empty"
-        if len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix):
-            return (
-                "prefix part a lowercase RFC 1123 subdomain must consist of lower case "
-                "alphanumeric characters, '-' or '.', and must start and end with an "
-                "alphanumeric character"
-            )
-    else:
-        return (
-            "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and "
-            "must start and end with an alphanumeric character with an optional DNS subdomain "
-            "prefix and '/'"
-        )
-    if not name:
-        return "name part must be non-empty"
-    if len(name) > 63:
-        return "name part must be no more than 63 characters"
-    if not _QUALIFIED_NAME_PART.fullmatch(name):
-        return (
-            "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
-            "start and end with an alphanumeric character"
-        )
-    return None
 
 
 def _parse_names(raw: object, where: str, *, groups: bool) -> frozenset[str]:
