@@ -21,7 +21,6 @@ from berth.engine.framework.interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     BindPlugin,
-    EnqueueExtensions,
     FilterDiagnosis,
     FilterFailures,
     FilterPlugin,
@@ -87,6 +86,7 @@ class Framework:
         self.post_bind: list[PostBindPlugin] = self._typed("postBind")
         self.queue_sort: QueueSortPlugin = self._typed("queueSort")[0]
         self.score_weights = built.score_weights
+        self._events = built.events
         # Protocol isinstance checks are slow; settle them once, not per decision.
         self._scoring: list[tuple[Any, bool, int]] = [
             (plugin, isinstance(plugin, NormalizeScorePlugin), self.score_weights[plugin.name])
@@ -111,11 +111,9 @@ class Framework:
         return SUCCESS
 
     def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
-        return {
-            name: plugin.events_to_register()
-            for name, plugin in self.plugins.items()
-            if isinstance(plugin, EnqueueExtensions)
-        }
+        """Per plugin that says so, the cluster events that may help pods it rejected (asked
+        once, when the profile was built)."""
+        return {name: list(events) for name, events in self._events.items()}
 
     # ------------------------------------------------------------------ filtering
 
