@@ -101,7 +101,7 @@ def test_args_that_crashed_the_parser_are_invalid() -> None:
 def test_any_failure_while_building_is_invalid_not_raised(monkeypatch: Any) -> None:
     import berth.kube.profile_controller as module
 
-    def broken(_document: object) -> None:
+    def broken(_document: object, **_kwargs: object) -> None:
         raise RuntimeError("plugin exploded")
 
     controller, scheduler = _controller()
