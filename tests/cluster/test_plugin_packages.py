@@ -9,13 +9,10 @@ in-tree plugin stops both entry points at start-up, naming the entry point.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
 from berth.controlplane import LocalControlPlane
 from berth.controlplane.berth_process import REPO, BerthReplica
@@ -26,34 +23,21 @@ from tests.cluster.helpers import (
     make_nodes,
     node_kind,
     pod_body,
-    poll,
     unique_name,
     wait_berth_sees_all_nodes,
     wait_bound,
 )
+from tests.cluster.profile_resources import (
+    accepted_condition,
+    apply,
+    renamed_example,
+    wait_verdict,
+)
 
 pytestmark = pytest.mark.cluster
 
-PROFILES = "/apis/berth.dev/v1alpha1/schedulerprofiles"
 EXAMPLE_PROFILE = REPO / "examples" / "berth-plugin-cost" / "profile.yaml"
 COST_LABEL = "example.berth.dev/cost"
-
-
-def _cheap_profile(name: str) -> dict[str, Any]:
-    """The example package's shipped profile, renamed so that the test has its own."""
-    document: dict[str, Any] = yaml.safe_load(EXAMPLE_PROFILE.read_text())
-    document["metadata"]["name"] = name
-    document["spec"]["schedulerName"] = name
-    return document
-
-
-def _accepted(plane: LocalControlPlane, name: str, generation: int) -> dict[str, Any] | None:
-    profile: dict[str, Any] = plane.request("GET", f"{PROFILES}/{name}")
-    status = profile.get("status") or {}
-    if status.get("observedGeneration") != generation:
-        return None
-    conditions = [c for c in status.get("conditions") or [] if c.get("type") == "Accepted"]
-    return dict(conditions[0]) if conditions else None
 
 
 def _placements(
@@ -87,13 +71,9 @@ def test_berth_run_logs_the_plugins_it_loaded(berth: BerthReplica) -> None:
 def test_a_profile_naming_the_installed_plugin_sends_pods_to_the_cheap_node(
     control_plane: LocalControlPlane, berth: BerthReplica, namespace: str, profile_name: str
 ) -> None:
-    control_plane.kubectl("apply", "-f", "-", input=json.dumps(_cheap_profile(profile_name)))
-    verdict = poll(
-        lambda: _accepted(control_plane, profile_name, 1),
-        timeout=30,
-        description=f"SchedulerProfile {profile_name} judged",
-    )
-    assert verdict["status"] == "True", verdict
+    apply(control_plane, renamed_example(EXAMPLE_PROFILE, profile_name))
+    verdict = accepted_condition(wait_verdict(control_plane, profile_name, generation=1))
+    assert verdict is not None and verdict["status"] == "True", verdict
 
     by_cost = _placements(control_plane, berth, namespace, profile_name)
     assert by_cost == ["cheap"] * 4
@@ -109,14 +89,11 @@ def test_a_profile_naming_the_installed_plugin_sends_pods_to_the_cheap_node(
 def test_bad_args_for_the_installed_plugin_are_reported_on_the_profile(
     control_plane: LocalControlPlane, berth: BerthReplica, profile_name: str
 ) -> None:
-    document = _cheap_profile(profile_name)
+    document = renamed_example(EXAMPLE_PROFILE, profile_name)
     document["spec"]["pluginConfig"][0]["args"]["normalization"] = "Log"
-    control_plane.kubectl("apply", "-f", "-", input=json.dumps(document))
-    verdict = poll(
-        lambda: _accepted(control_plane, profile_name, 1),
-        timeout=30,
-        description=f"SchedulerProfile {profile_name} judged",
-    )
+    apply(control_plane, document)
+    verdict = accepted_condition(wait_verdict(control_plane, profile_name, generation=1))
+    assert verdict is not None
     assert (verdict["status"], verdict["reason"]) == ("False", "Invalid")
     assert verdict["message"] == (
         "spec.pluginConfig[0].args.normalization: must be one of Proportional, MinMax, got 'Log'"
