@@ -1,6 +1,7 @@
 """A plugin, as an out-of-tree package would ship it, that raises wherever it is told to.
 
-Args: `{"at": "<extension point>"}`; it raises there only for pods labelled `explode`, and
+Args: `{"at": "<extension point>"}`; it raises there only for pods labelled `explode` (at
+`eventsToRegister`, asked when the profile is built, always), and
 otherwise stays out of the way (filters nothing out, scores 0, skips binding), so that a
 test can show the one pod it breaks costs one attempt while the others schedule.
 """
@@ -30,6 +31,7 @@ from berth.engine.model.pod import Pod
 NAME = "Exploding"
 LABEL = "explode"
 POINTS = (
+    "eventsToRegister",  # asked once, when the profile is built
     "preEnqueue",
     "preFilter",
     "filter",
@@ -62,6 +64,8 @@ class Exploding:
             raise Exploded(f"{NAME} blew up at {point}")
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        if self.at == "eventsToRegister":
+            raise Exploded(f"{NAME} blew up at eventsToRegister")
         return [ClusterEventWithHint(ClusterEvent(Resource.NODE, Action.ADD))]
 
     def pre_enqueue(self, pod: Pod) -> Status:

@@ -143,7 +143,7 @@ def test_a_profile_naming_an_unknown_plugin_lists_the_names_that_exist(
         (
             {"at": "nowhere"},
             "spec.pluginConfig[0].args.at",
-            "must be one of preEnqueue, preFilter",
+            "must be one of eventsToRegister, preEnqueue, preFilter",
         ),
         (
             {"crash": True},
@@ -181,3 +181,17 @@ def test_a_factory_that_builds_a_plugin_of_another_name_is_refused(
         )
     assert refused.value.field == "spec.plugins.multiPoint.enabled[0].name"
     assert refused.value.problem == "the factory of plugin 'Alias' built a plugin named 'Exploding'"
+
+
+def test_a_plugin_that_cannot_say_which_events_help_makes_the_profile_invalid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Asked once at build: raising later would break every cluster event of the profile.
+    _install(tmp_path, monkeypatch)
+    with pytest.raises(InvalidObjectError) as refused:
+        load_profile(_naming_exploding({"at": "eventsToRegister"}), registry=_registry())
+    assert refused.value.field == "spec.plugins.multiPoint.enabled[0].name"
+    assert refused.value.problem == (
+        "plugin 'Exploding' cannot register its events: Exploded: Exploding blew up at "
+        "eventsToRegister"
+    )
