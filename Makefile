@@ -8,10 +8,13 @@ STAMP := $(VENV)/.installed
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The example out-of-tree plugin package is installed too: tests use it as users would.
+PLUGIN_EXAMPLE := examples/berth-plugin-cost
+
+$(STAMP): pyproject.toml $(PLUGIN_EXAMPLE)/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev]' -e $(PLUGIN_EXAMPLE)
 	touch $(STAMP)
 
 ## Live demo: a local control plane, Berth under its own RBAC, a few hundred nodes and a mixed workload.
@@ -27,17 +30,18 @@ controlplane:
 	tools/controlplane/build.sh
 
 lint: venv
-	$(BIN)/ruff check operator tests bench
-	$(BIN)/ruff format --check operator tests bench
+	$(BIN)/ruff check operator tests bench examples
+	$(BIN)/ruff format --check operator tests bench examples
 
 typecheck: venv
 	$(BIN)/mypy
+	$(BIN)/mypy --strict $(PLUGIN_EXAMPLE)/src
 
 contracts: venv
 	$(BIN)/lint-imports
 
 unit: venv
-	$(BIN)/pytest tests/unit
+	$(BIN)/pytest tests/unit $(PLUGIN_EXAMPLE)/tests
 
 ## Everything CI runs: static checks, unit tests, then the cluster tests against a real control plane.
 test: venv lint typecheck contracts

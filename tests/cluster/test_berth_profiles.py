@@ -9,14 +9,11 @@ what they can at `kubectl apply` time; the manifests apply cleanly.
 from __future__ import annotations
 
 import copy
-import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from berth.controlplane import LocalControlPlane
 from berth.controlplane.berth_process import REPO, BerthReplica
@@ -34,49 +31,23 @@ from tests.cluster.helpers import (
     wait_berth_sees_all_nodes,
     wait_bound,
 )
+from tests.cluster.profile_resources import (
+    PROFILES,
+    accepted_condition,
+    apply,
+    get_profile,
+    renamed_example,
+    wait_verdict,
+)
 
 pytestmark = pytest.mark.cluster
 
-PROFILES = "/apis/berth.dev/v1alpha1/schedulerprofiles"
 BINPACK_EXAMPLE = REPO / "examples" / "profiles" / "berth-binpack.yaml"
 ROOMY = {"cpu": "4", "memory": "16Gi", "pods": "110"}
 
 
 def _binpack(name: str) -> dict[str, Any]:
-    """The shipped bin-packing example, renamed so that every test has its own."""
-    document: dict[str, Any] = yaml.safe_load(BINPACK_EXAMPLE.read_text())
-    document["metadata"]["name"] = name
-    document["spec"]["schedulerName"] = name
-    return document
-
-
-def _apply(
-    plane: LocalControlPlane, document: dict[str, Any], *, check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    return plane.kubectl("apply", "-f", "-", input=json.dumps(document), check=check)
-
-
-def _profile(plane: LocalControlPlane, name: str) -> dict[str, Any]:
-    found: dict[str, Any] = plane.request("GET", f"{PROFILES}/{name}")
-    return found
-
-
-def _accepted(profile: dict[str, Any]) -> dict[str, Any] | None:
-    for condition in (profile.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Accepted":
-            return dict(condition)
-    return None
-
-
-def _wait_verdict(plane: LocalControlPlane, name: str, *, generation: int) -> dict[str, Any]:
-    """The profile once Berth has judged `generation` of it."""
-
-    def probe() -> dict[str, Any] | None:
-        profile = _profile(plane, name)
-        observed = (profile.get("status") or {}).get("observedGeneration")
-        return profile if observed == generation and _accepted(profile) else None
-
-    return poll(probe, timeout=30, description=f"SchedulerProfile {name} generation {generation}")
+    return renamed_example(BINPACK_EXAMPLE, name)
 
 
 def _served(replica: BerthReplica, scheduler_name: str) -> dict[str, Any] | None:
@@ -109,9 +80,9 @@ def _packed_placements(
 def test_new_profile_serves_its_scheduler_name_without_restart(
     control_plane: LocalControlPlane, berth: BerthReplica, namespace: str, profile_name: str
 ) -> None:
-    _apply(control_plane, _binpack(profile_name))
-    profile = _wait_verdict(control_plane, profile_name, generation=1)
-    accepted = _accepted(profile)
+    apply(control_plane, _binpack(profile_name))
+    profile = wait_verdict(control_plane, profile_name, generation=1)
+    accepted = accepted_condition(profile)
     assert accepted is not None
     assert accepted["status"] == "True", accepted
     assert accepted["observedGeneration"] == 1
@@ -177,14 +148,14 @@ def test_invalid_edit_is_reported_and_the_last_good_version_keeps_serving(
     spoil: Any,
 ) -> None:
     good = _binpack(profile_name)
-    _apply(control_plane, good)
-    _wait_verdict(control_plane, profile_name, generation=1)
+    apply(control_plane, good)
+    wait_verdict(control_plane, profile_name, generation=1)
 
     bad = copy.deepcopy(good)
     expected_message = spoil(bad)
-    _apply(control_plane, bad)
-    profile = _wait_verdict(control_plane, profile_name, generation=2)
-    accepted = _accepted(profile)
+    apply(control_plane, bad)
+    profile = wait_verdict(control_plane, profile_name, generation=2)
+    accepted = accepted_condition(profile)
     assert accepted is not None
     assert accepted["status"] == "False"
     assert accepted["reason"] == "Invalid"
@@ -201,8 +172,8 @@ def test_invalid_edit_is_reported_and_the_last_good_version_keeps_serving(
 def test_deleted_profile_stops_serving_its_scheduler_name(
     control_plane: LocalControlPlane, berth: BerthReplica, namespace: str, profile_name: str
 ) -> None:
-    _apply(control_plane, _binpack(profile_name))
-    _wait_verdict(control_plane, profile_name, generation=1)
+    apply(control_plane, _binpack(profile_name))
+    wait_verdict(control_plane, profile_name, generation=1)
     poll(lambda: _served(berth, profile_name), timeout=30, description="the profile served")
 
     # kopf's daemon finalizer is on the profile, so this waits for Berth to let go of it.
@@ -295,13 +266,13 @@ def test_schema_rejects_at_apply_time(
 ) -> None:
     document = _binpack(profile_name)
     if on_update:
-        _apply(control_plane, document)
+        apply(control_plane, document)
     spoil(document)
-    result = _apply(control_plane, document, check=False)
+    result = apply(control_plane, document, check=False)
     assert result.returncode != 0
     assert expected in result.stderr, result.stderr
     if on_update:
-        assert _profile(control_plane, profile_name)["spec"]["schedulerName"] == profile_name
+        assert get_profile(control_plane, profile_name)["spec"]["schedulerName"] == profile_name
     else:
         missing = control_plane.request("GET", f"{PROFILES}/{profile_name}", ok_statuses=(404,))
         assert missing["code"] == 404

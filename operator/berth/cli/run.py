@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from berth.engine.errors import PluginPackageError
 from berth.kube.settings import (
     CONFIG_ENV,
     SETTINGS,
@@ -25,6 +26,7 @@ from berth.kube.settings import (
     load_settings,
     settings_document,
 )
+from berth.profiles import plugin_registry
 
 logger = logging.getLogger("berth")
 
@@ -94,11 +96,17 @@ def run(args: argparse.Namespace) -> int:
             return 2
         return 0
 
+    try:
+        registry = plugin_registry()
+    except PluginPackageError as error:
+        print(f"berth run: {error}", file=sys.stderr)
+        return 2
+
     import kopf
 
     import berth.kube.handlers  # noqa: F401 - registers the handlers
 
     # Peering (leader election) is set up by the startup handler, from these settings:
     # the same code serves `kopf run -m berth.kube.handlers`.
-    kopf.run(clusterwide=True, memo=kopf.Memo(settings=settings))
+    kopf.run(clusterwide=True, memo=kopf.Memo(settings=settings, registry=registry))
     return 0

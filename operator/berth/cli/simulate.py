@@ -11,12 +11,13 @@ from typing import Any
 
 import yaml
 
-from berth.engine.errors import InvalidObjectError
+from berth.engine.errors import InvalidObjectError, PluginPackageError
 from berth.engine.framework.runtime import Framework, build_framework
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
 from berth.engine.model.quantity import format_amount
-from berth.profiles import default_profile_config, load_profile
+from berth.engine.registry import Registry
+from berth.profiles import default_profile_config, load_profile, plugin_registry
 from berth.scheduling.simulator import SimulationResult, simulate
 
 EXIT_BAD_INPUT = 2
@@ -105,11 +106,11 @@ def load_pods(path: Path) -> list[Pod]:
         raise InputError(f"{path}: {error}") from None
 
 
-def load_profiles(path: Path) -> dict[str, Framework]:
+def load_profiles(path: Path, *, registry: Registry | None = None) -> dict[str, Framework]:
     profiles: dict[str, Framework] = {}
     for document in _objects(path, "SchedulerProfile"):
         try:
-            loaded = load_profile(document)
+            loaded = load_profile(document, registry=registry)
         except InvalidObjectError as error:
             raise InputError(f"{path}: {error}") from None
         if loaded.scheduler_name in profiles:
@@ -164,6 +165,9 @@ def to_table(result: SimulationResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        registry = plugin_registry(
+            announce=lambda line: print(f"berth simulate: {line}", file=sys.stderr)
+        )
         nodes = load_nodes(args.nodes)
         pods = load_pods(args.pods)
         existing = load_pods(args.existing) if args.existing else []
@@ -172,11 +176,11 @@ def run(args: argparse.Namespace) -> int:
                 raise InputError(
                     f"{args.existing}: Pod {pod.key}: spec.nodeName: must be set for an existing pod"
                 )
-        profiles = load_profiles(args.profile) if args.profile else None
-    except InputError as error:
+        profiles = load_profiles(args.profile, registry=registry) if args.profile else None
+    except (InputError, PluginPackageError) as error:
         print(f"berth simulate: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    default = None if profiles is not None else build_framework(default_profile_config())
+    default = None if profiles is not None else build_framework(default_profile_config(), registry)
     result = simulate(
         nodes=nodes,
         pods=pods,

@@ -9,6 +9,7 @@ that knows the whole object turns that into the error users see::
         ├── InvalidObjectError       "<Kind> <name>: <field>: <problem>": what users see
         └── ProfileError             a profile cannot be built; `at` is a `ProfileField`
             └── InvalidPluginArgsError   a plugin's args are wrong; field inside the args
+    PluginPackageError               an installed plugin package cannot be used (fatal at start)
 
 The engine knows profiles only as typed values (`berth.engine.profile`), so a
 `ProfileError` says where in the *typed* profile the problem is (a plugin at an
@@ -143,3 +144,9 @@ class InvalidPluginArgsError(ProfileError):
         super().__init__(ProfileField.args_of(plugin, field), problem)
         self.plugin = plugin
         self.field = field
+
+
+class PluginPackageError(ValueError):
+    """An installed plugin package cannot be used: its entry point clashes with another plugin,
+    cannot be imported, or is not a factory. Fatal at start-up; the message names the entry
+    point and its distribution."""

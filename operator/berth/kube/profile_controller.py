@@ -16,6 +16,7 @@ from typing import Any
 
 from berth.engine.errors import InvalidObjectError, capped
 from berth.engine.framework.runtime import plugin_summary
+from berth.engine.registry import Registry
 from berth.profiles import LoadedProfile, load_profile
 from berth.scheduling.loop import Scheduler
 
@@ -34,9 +35,10 @@ class Verdict:
 
 
 class ProfileController:
-    def __init__(self, scheduler: Scheduler, session: Any) -> None:
+    def __init__(self, scheduler: Scheduler, session: Any, *, registry: Registry) -> None:
         self._scheduler = scheduler
         self._session = session
+        self._registry = registry  # in-tree plugins and installed plugin packages
         # resource name -> what it serves (the last good version)
         self._serving: dict[str, LoadedProfile] = {}
 
@@ -67,7 +69,7 @@ class ProfileController:
         previous = self._serving.get(name)
         serving = previous.generation if previous else None
         try:
-            return self._swap_in(name, generation, load_profile(document))
+            return self._swap_in(name, generation, load_profile(document, registry=self._registry))
         except InvalidObjectError as error:
             logger.warning("%s (the last good version keeps serving)", error)
             return Verdict(False, "Invalid", f"{error.field}: {error.problem}", generation, serving)

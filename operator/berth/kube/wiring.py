@@ -13,6 +13,8 @@ from typing import Any
 
 import kopf
 
+from berth.engine.errors import PluginPackageError
+from berth.engine.registry import Registry
 from berth.kube.api import ApiSession, connection_info_from_kubeconfig
 from berth.kube.app import BerthApp
 from berth.kube.binder import ApiBinder
@@ -25,6 +27,7 @@ from berth.kube.profile_controller import ProfileController
 from berth.kube.reporting import ApiReporter
 from berth.kube.server import HealthServer
 from berth.kube.settings import Settings, SettingsError, load_settings
+from berth.profiles import plugin_registry
 from berth.scheduling.ports import MonotonicClock
 
 logger = logging.getLogger(__name__)
@@ -105,6 +108,22 @@ def configure_peering(kopf_settings: kopf.OperatorSettings, settings: Settings) 
     peering.priority = settings.priority if settings.priority is not None else default_priority()
 
 
+def plugins(memo: kopf.Memo) -> Registry:
+    """The one plugin registry of this process: in-tree plugins and installed plugin packages.
+
+    `berth run` has loaded it and put it in the memo; under `kopf run -m berth.kube.handlers`
+    it is loaded here, by the same loader. An unusable plugin package stops the start.
+    """
+    registry: Registry | None = memo.get("registry")
+    if registry is None:
+        try:
+            registry = plugin_registry()
+        except PluginPackageError as error:
+            raise kopf.PermanentError(f"Berth cannot start: {error}") from None
+        memo["registry"] = registry
+    return registry
+
+
 def connection_info(memo: kopf.Memo) -> kopf.ConnectionInfo | None:
     cached = memo.get("connection_info")
     if cached is not None:
@@ -121,6 +140,7 @@ def connection_info(memo: kopf.Memo) -> kopf.ConnectionInfo | None:
 
 async def start(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> None:
     settings = configure(kopf_settings, memo)
+    registry = plugins(memo)
     info = connection_info(memo)
     if info is None:
         raise kopf.PermanentError("no credentials: set --kubeconfig/KUBECONFIG or run in a pod")
@@ -148,7 +168,7 @@ async def start(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> None:
         preemptor=preemptor,
         lease=lease,
     )
-    profiles = ProfileController(app.scheduler, session)
+    profiles = ProfileController(app.scheduler, session, registry=registry)
     server = HealthServer(
         settings.metrics_host,
         settings.metrics_port,

@@ -15,17 +15,21 @@ from berth.profiles.loading import (
     framework_from_spec,
     load_profile,
 )
+from berth.profiles.plugin_packages import ENTRY_POINT_GROUP, InstalledPlugin, plugin_registry
 
 __all__ = [
     "API_GROUP",
     "API_VERSION",
     "DEFAULT_MULTI_POINT",
+    "ENTRY_POINT_GROUP",
     "KIND",
+    "InstalledPlugin",
     "LoadedProfile",
     "default_profile_config",
     "document_field",
     "framework_from_spec",
     "load_profile",
     "parse_profile_spec",
+    "plugin_registry",
     "with_defaults",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from berth.engine.registry import Registry
 from berth.kube.profile_controller import ProfileController
 from berth.scheduling.loop import Scheduler
 from tests.fakes import FakeBinder, FakeClock, FakeReporter
@@ -23,7 +24,7 @@ def _controller() -> tuple[ProfileController, Scheduler]:
     scheduler = Scheduler(
         binder=FakeBinder(), reporter=FakeReporter(), clock=FakeClock(), rng=random.Random(1)
     )
-    return ProfileController(scheduler, session=None), scheduler
+    return ProfileController(scheduler, session=None, registry=Registry.in_tree()), scheduler
 
 
 def test_valid_profile_serves_its_scheduler_name() -> None:
@@ -100,7 +101,7 @@ def test_args_that_crashed_the_parser_are_invalid() -> None:
 def test_any_failure_while_building_is_invalid_not_raised(monkeypatch: Any) -> None:
     import berth.kube.profile_controller as module
 
-    def broken(_document: object) -> None:
+    def broken(_document: object, **_kwargs: object) -> None:
         raise RuntimeError("plugin exploded")
 
     controller, scheduler = _controller()

@@ -140,10 +140,8 @@ def test_an_unknown_plugin_in_multi_point_is_named_where_the_user_wrote_it() -> 
     refusal = _refusal(
         _document(plugins={"multiPoint": {"enabled": [{"name": "Typo"}, {"name": "Other"}]}})
     )
-    assert (refusal.field, refusal.problem) == (
-        "spec.plugins.multiPoint.enabled[0].name",
-        "unknown plugin 'Typo'",
-    )
+    assert refusal.field == "spec.plugins.multiPoint.enabled[0].name"
+    assert refusal.problem.startswith("unknown plugin 'Typo'; the plugins that exist: ")
 
 
 # ------------------------------------------------------------------ strict decoding
@@ -273,7 +271,8 @@ def test_huge_values_do_not_make_huge_messages(value: object) -> None:
 def test_a_huge_unknown_plugin_name_stays_short() -> None:
     refusal = _refusal(_document(plugins={"filter": {"enabled": [{"name": "N" * 100_000}]}}))
     assert refusal.field == "spec.plugins.filter.enabled[0].name"
-    assert len(str(refusal)) < 300
+    assert "N" * 100 not in refusal.problem  # abbreviated; the names that exist follow it
+    assert len(refusal.problem) <= MAX_PROBLEM_LENGTH
 
 
 # ------------------------------------------------------------------ state read across points

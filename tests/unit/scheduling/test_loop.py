@@ -166,7 +166,8 @@ async def test_a_plugin_bug_costs_one_attempt_not_the_loop() -> None:
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-    assert reporter.failures == [("p", "internal error: boom", SchedulingReason.SCHEDULER_ERROR)]
+    message = 'running Filter plugin "Explodes": RuntimeError: boom'  # the plugin is named
+    assert reporter.failures == [("p", message, SchedulingReason.SCHEDULER_ERROR)]
     assert scheduler.queue.queue_of(pod.uid) == "backoff"
 
 

@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from berth.engine.errors import FieldError, ProfileError, ProfileField, shown
 from berth.engine.framework import names
+from berth.engine.framework.events import ClusterEventWithHint
 from berth.engine.framework.interfaces import (
     MAX_NODE_SCORE,
     BindPlugin,
+    EnqueueExtensions,
     FilterPlugin,
     PermitPlugin,
     Plugin,
@@ -83,6 +85,7 @@ class Assembly:
     plugins: dict[str, Plugin]
     points: dict[str, list[Plugin]]
     score_weights: dict[str, int]
+    events: dict[str, list[ClusterEventWithHint]]  # per plugin that says what helps its pods
 
 
 def assemble(config: ProfileConfig, registry: Registry, *, handle: Handle) -> Assembly:
@@ -91,20 +94,16 @@ def assemble(config: ProfileConfig, registry: Registry, *, handle: Handle) -> As
     needed = _needed_names(config)
     for name in needed:
         if name not in registry:
-            raise ProfileError(_where_named(config, name), f"unknown plugin {shown(name)}")
+            raise ProfileError(_where_named(config, name), _unknown(name, registry))
     for name in config.plugin_args:
         if name not in registry:
-            raise ProfileError(ProfileField.config_of(name), f"unknown plugin {shown(name)}")
+            raise ProfileError(ProfileField.config_of(name), _unknown(name, registry))
     plugins: dict[str, Plugin] = {}
     # Built in name order: the order hints and events are registered in stays the same
     # whatever order the profile lists its plugins in.
     for name in sorted(needed):
-        try:
-            plugins[name] = registry.factory(name)(config.plugin_args.get(name), handle)
-        except FieldError as bad:
-            if isinstance(bad, ProfileError):
-                raise
-            raise ProfileError(ProfileField.args_of(name, bad.field), bad.problem) from None
+        plugins[name] = _built(config, registry, name, handle)
+    events = {name: _events_of(config, name, plugin) for name, plugin in plugins.items()}
     points = {point: _expand(config, plugins, point) for point in EXTENSION_POINTS}
     if len(points["queueSort"]) != 1:
         raise ProfileError(
@@ -114,7 +113,49 @@ def assemble(config: ProfileConfig, registry: Registry, *, handle: Handle) -> As
     if not points["bind"]:
         raise ProfileError(ProfileField.of_point("bind"), "at least one bind plugin is required")
     _check_state_needed(config, points)
-    return Assembly(plugins, points, _score_weights(config, points["score"]))
+    registered = {name: found for name, found in events.items() if found is not None}
+    return Assembly(plugins, points, _score_weights(config, points["score"]), registered)
+
+
+def _unknown(name: str, registry: Registry) -> str:
+    return f"unknown plugin {shown(name)}; the plugins that exist: {', '.join(sorted(registry.names()))}"
+
+
+def _built(config: ProfileConfig, registry: Registry, name: str, handle: Handle) -> Plugin:
+    """One plugin from its factory. Whatever an (out-of-tree) factory raises makes the profile
+    invalid at the plugin's args, or where the plugin is named when it has none."""
+    args = config.plugin_args.get(name)
+    try:
+        plugin = registry.factory(name)(args, handle)
+    except ProfileError:
+        raise
+    except FieldError as bad:
+        raise ProfileError(ProfileField.args_of(name, bad.field), bad.problem) from None
+    except Exception as bad:
+        at = ProfileField.args_of(name) if args is not None else _where_named(config, name)
+        problem = f"plugin {name!r} cannot be built: {type(bad).__name__}: {bad}"
+        raise ProfileError(at, problem) from None
+    built_name = getattr(plugin, "name", None)
+    if built_name != name:
+        raise ProfileError(
+            _where_named(config, name),
+            f"the factory of plugin {name!r} built a plugin named {shown(built_name)}",
+        )
+    return plugin
+
+
+def _events_of(
+    config: ProfileConfig, name: str, plugin: Plugin
+) -> list[ClusterEventWithHint] | None:
+    """What the plugin says helps its rejected pods, asked once here: a plugin that cannot say
+    makes the profile invalid instead of failing every cluster event later."""
+    if not isinstance(plugin, EnqueueExtensions):
+        return None
+    try:
+        return list(plugin.events_to_register())
+    except Exception as bad:
+        problem = f"plugin {name!r} cannot register its events: {type(bad).__name__}: {bad}"
+        raise ProfileError(_where_named(config, name), problem) from None
 
 
 def _needed_names(config: ProfileConfig) -> list[str]:

@@ -7,6 +7,7 @@ first failing filter per node, Skip, score range checks, weighted sums).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,6 @@ from berth.engine.framework.interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     BindPlugin,
-    EnqueueExtensions,
     FilterDiagnosis,
     FilterFailures,
     FilterPlugin,
@@ -47,6 +47,8 @@ from berth.engine.profile import EXTENSION_POINTS, ProfileConfig
 
 if TYPE_CHECKING:
     from berth.engine.registry import Registry
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +89,7 @@ class Framework:
         self.post_bind: list[PostBindPlugin] = self._typed("postBind")
         self.queue_sort: QueueSortPlugin = self._typed("queueSort")[0]
         self.score_weights = built.score_weights
+        self._events = built.events
         # Protocol isinstance checks are slow; settle them once, not per decision.
         self._scoring: list[tuple[Any, bool, int]] = [
             (plugin, isinstance(plugin, NormalizeScorePlugin), self.score_weights[plugin.name])
@@ -105,17 +108,18 @@ class Framework:
 
     def run_pre_enqueue(self, pod: Pod) -> Status:
         for plugin in self.pre_enqueue:
-            status = plugin.pre_enqueue(pod)
+            try:
+                status = plugin.pre_enqueue(pod)
+            except Exception as failure:
+                return _raised("PreEnqueue", plugin.name, failure)
             if not status.is_success:
                 return status.with_plugin(plugin.name)
         return SUCCESS
 
     def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
-        return {
-            name: plugin.events_to_register()
-            for name, plugin in self.plugins.items()
-            if isinstance(plugin, EnqueueExtensions)
-        }
+        """Per plugin that says so, the cluster events that may help pods it rejected (asked
+        once, when the profile was built)."""
+        return {name: list(events) for name, events in self._events.items()}
 
     # ------------------------------------------------------------------ filtering
 
@@ -127,7 +131,10 @@ class Framework:
         timer = state.plugin_timer
         for plugin in self.pre_filter:
             started = timer.clock() if timer else 0.0
-            result = plugin.pre_filter(state, pod)
+            try:
+                result = plugin.pre_filter(state, pod)
+            except Exception as failure:
+                return _raised("PreFilter", plugin.name, failure), None
             status = result.status
             if timer:
                 timer.plugin_done(plugin.name, "PreFilter", status.code.label, started)
@@ -170,7 +177,10 @@ class Framework:
             if plugin.name in state.skip_filter_plugins or alive.size == 0:
                 continue
             started = timer.clock() if timer else 0.0
-            verdicts = plugin.filter(state, pod, alive)
+            try:
+                verdicts = plugin.filter(state, pod, alive)
+            except Exception as failure:
+                return FilterOutcome(alive, failures, _raised("Filter", plugin.name, failure))
             if timer:
                 # One batch call stands for many per-node calls; record it once.
                 timer.plugin_done(plugin.name, "Filter", "Success", started)
@@ -205,7 +215,10 @@ class Framework:
         reasons: list[str] = []
         rejector = ""
         for plugin in self.post_filter:
-            outcome = plugin.post_filter(state, pod, diagnosis)
+            try:
+                outcome = plugin.post_filter(state, pod, diagnosis)
+            except Exception as failure:
+                return PostFilterResult(_raised("PostFilter", plugin.name, failure))
             status = outcome.status
             if status.is_success:
                 return outcome
@@ -226,7 +239,10 @@ class Framework:
         timer = state.plugin_timer
         for plugin in self.pre_score:
             started = timer.clock() if timer else 0.0
-            status = plugin.pre_score(state, pod, slots)
+            try:
+                status = plugin.pre_score(state, pod, slots)
+            except Exception as failure:
+                return _raised("PreScore", plugin.name, failure)
             if timer:
                 timer.plugin_done(plugin.name, "PreScore", status.code.label, started)
             if status.is_skip:
@@ -245,12 +261,18 @@ class Framework:
             if plugin.name in state.skip_score_plugins:
                 continue
             started = timer.clock() if timer else 0.0
-            scores = plugin.score(state, pod, slots)
+            try:
+                scores = plugin.score(state, pod, slots)
+            except Exception as failure:
+                return _raised("Score", plugin.name, failure)
             if timer:
                 timer.plugin_done(plugin.name, "Score", "Success", started)
                 started = timer.clock()
             if normalizes:
-                scores = plugin.normalize_scores(state, pod, slots, scores)
+                try:
+                    scores = plugin.normalize_scores(state, pod, slots, scores)
+                except Exception as failure:
+                    return _raised("NormalizeScore", plugin.name, failure)
                 if timer:
                     timer.plugin_done(plugin.name, "ScoreExtensionNormalize", "Success", started)
             matrix[len(weights)] = scores
@@ -289,7 +311,10 @@ class Framework:
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         done = PointTimer(state.metrics, "Reserve")
         for plugin in self.reserve:
-            status = plugin.reserve(state, pod, node_name)
+            try:
+                status = plugin.reserve(state, pod, node_name)
+            except Exception as failure:
+                return done(_raised("Reserve", plugin.name, failure))
             if not status.is_success:
                 return done(_failed("Reserve", plugin.name, status))
         return done(SUCCESS)
@@ -298,7 +323,11 @@ class Framework:
         done = PointTimer(state.metrics, "Unreserve")
         # Unreserve runs in reverse order, like releasing nested locks.
         for plugin in reversed(self.reserve):
-            plugin.unreserve(state, pod, node_name)
+            try:
+                plugin.unreserve(state, pod, node_name)
+            except Exception:
+                # Nothing to answer, and every other plugin must still release what it holds.
+                logger.exception("Unreserve plugin %s failed for pod %s", plugin.name, pod.key)
         done(SUCCESS)
 
     def run_permit(
@@ -309,7 +338,10 @@ class Framework:
         waits: dict[str, float] = {}
         done = PointTimer(state.metrics, "Permit")
         for plugin in self.permit:
-            status, timeout = plugin.permit(state, pod, node_name)
+            try:
+                status, timeout = plugin.permit(state, pod, node_name)
+            except Exception as failure:
+                return done(_raised("Permit", plugin.name, failure)), {}
             if status.code is Code.WAIT:
                 waits[plugin.name] = min(max(timeout, 0.0), MAX_PERMIT_WAIT_SECONDS)
             elif not status.is_success:
@@ -328,7 +360,10 @@ class Framework:
         verdict = SKIP
         done = PointTimer(state.metrics, "PreBindPreFlight")
         for plugin in self.pre_bind:
-            status = plugin.pre_bind_pre_flight(state, pod, node_name)
+            try:
+                status = plugin.pre_bind_pre_flight(state, pod, node_name)
+            except Exception as failure:
+                return done(_raised("PreBindPreFlight", plugin.name, failure))
             if status.is_success:
                 verdict = SUCCESS
             elif status.is_skip:
@@ -350,7 +385,10 @@ class Framework:
         for plugin in self.pre_bind:
             if plugin.name in state.skip_pre_bind_plugins:
                 continue
-            status = await plugin.pre_bind(state, pod, node_name)
+            try:
+                status = await plugin.pre_bind(state, pod, node_name)
+            except Exception as failure:
+                return done(_raised("PreBind", plugin.name, failure))
             if not status.is_success:
                 return done(_failed("PreBind", plugin.name, status))
         return done(SUCCESS)
@@ -359,7 +397,10 @@ class Framework:
         """The first bind plugin that does not Skip binds; Skip from all of them is Skip."""
         done = PointTimer(state.metrics, "Bind")
         for plugin in self.bind:
-            status = await plugin.bind(state, pod, node_name)
+            try:
+                status = await plugin.bind(state, pod, node_name)
+            except Exception as failure:
+                return done(_raised("Bind", plugin.name, failure))
             if status.is_skip:
                 continue
             if not status.is_success:
@@ -370,7 +411,11 @@ class Framework:
     def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         done = PointTimer(state.metrics, "PostBind")
         for plugin in self.post_bind:
-            plugin.post_bind(state, pod, node_name)
+            try:
+                plugin.post_bind(state, pod, node_name)
+            except Exception:
+                # Informational, and the pod is bound: nothing to undo or retry.
+                logger.exception("PostBind plugin %s failed for pod %s", plugin.name, pod.key)
         done(SUCCESS)
 
     def plugin_names(self, point: str) -> list[str]:
@@ -386,6 +431,16 @@ def _failed(point: str, plugin: str, status: Status) -> Status:
     if status.is_rejection:
         return status.with_plugin(plugin)
     return error(f'running {point} plugin "{plugin}": {status.message}').with_plugin(plugin)
+
+
+def _raised(point: str, plugin: str, failure: Exception) -> Status:
+    """A plugin that raised: an Error of that plugin, as if it had returned one, so that it
+    costs the pod this attempt (and a backoff), never the scheduler. Plugins are code we do
+    not control (out-of-tree packages); the traceback goes to the log for their authors."""
+    logger.error("%s plugin %s raised", point, plugin, exc_info=failure)
+    return error(
+        f'running {point} plugin "{plugin}": {type(failure).__name__}: {failure}'
+    ).with_plugin(plugin)
 
 
 def build_framework(config: ProfileConfig, registry: Registry | None = None) -> Framework:
