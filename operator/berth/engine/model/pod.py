@@ -28,6 +28,8 @@ from berth.engine.model.parsing import (
     as_map,
     as_str,
     as_string_map,
+    brief,
+    display_name,
 )
 from berth.engine.model.requests import ContainerRequests, compute_pod_requests
 from berth.engine.model.resources import parse_resource_list
@@ -179,6 +181,7 @@ class Pod:
     spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     scheduling_gates: tuple[str, ...] = ()
     claim_names: tuple[str, ...] = ()
+    resource_claims: tuple[str, ...] = ()  # spec.resourceClaims[].name (DRA)
     owner_references: tuple[OwnerReference, ...] = ()
     preemption_policy: str = "PreemptLowerPriority"
     resource_version: str = ""
@@ -229,9 +232,7 @@ class Pod:
         """Parse a v1 Pod; raises `InvalidObjectError` naming the pod and the field."""
         metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
         if isinstance(metadata, Mapping):
-            display = (
-                f"{metadata.get('namespace') or 'default'}/{metadata.get('name') or '<unnamed>'}"
-            )
+            display = f"{display_name(metadata.get('namespace'), 'default')}/{display_name(metadata.get('name'))}"
         else:
             display = "<unnamed>"
         try:
@@ -368,13 +369,15 @@ def _parse_tolerations(raw: object) -> tuple[Toleration, ...]:
             operator = TolerationOperator(toleration.get("operator") or "Equal")
         except ValueError:
             raise FieldError(
-                f"{where}.operator", f"unknown operator {toleration.get('operator')!r}"
+                f"{where}.operator", f"unknown operator {brief(toleration.get('operator'))}"
             ) from None
         effect_raw = toleration.get("effect") or None
         try:
             effect = TaintEffect(effect_raw) if effect_raw is not None else None
         except ValueError:
-            raise FieldError(f"{where}.effect", f"unknown taint effect {effect_raw!r}") from None
+            raise FieldError(
+                f"{where}.effect", f"unknown taint effect {brief(effect_raw)}"
+            ) from None
         tolerations.append(
             Toleration(
                 key=as_str(toleration.get("key"), f"{where}.key"),
@@ -402,7 +405,7 @@ def _parse_spread(raw: object, labels: Mapping[str, str]) -> tuple[TopologySprea
         except ValueError:
             raise FieldError(
                 f"{where}.whenUnsatisfiable",
-                f"unknown value {constraint.get('whenUnsatisfiable')!r}",
+                f"unknown value {brief(constraint.get('whenUnsatisfiable'))}",
             ) from None
         min_domains = as_int(constraint.get("minDomains"), f"{where}.minDomains", default=1)
         if min_domains < 1:
@@ -416,7 +419,8 @@ def _parse_spread(raw: object, labels: Mapping[str, str]) -> tuple[TopologySprea
                 policies.append(InclusionPolicy(constraint.get(policy_field) or default))
             except ValueError:
                 raise FieldError(
-                    f"{where}.{policy_field}", f"unknown policy {constraint.get(policy_field)!r}"
+                    f"{where}.{policy_field}",
+                    f"unknown policy {brief(constraint.get(policy_field))}",
                 ) from None
         match_keys = [
             as_str(k, f"{where}.matchLabelKeys")
@@ -526,6 +530,17 @@ def _parse_claims(raw: object, pod_name: str) -> tuple[str, ...]:
     return tuple(claims)
 
 
+def _parse_resource_claims(raw: object) -> tuple[str, ...]:
+    names = []
+    for index, item in enumerate(as_list(raw, "spec.resourceClaims")):
+        where = f"spec.resourceClaims[{index}]"
+        name = as_str(as_map(item, where).get("name"), f"{where}.name")
+        if not name:
+            raise FieldError(f"{where}.name", "must be set")
+        names.append(name)
+    return tuple(names)
+
+
 def _parse_pod(raw: RawObject) -> Pod:
     metadata = as_map(raw.get("metadata"), "metadata")
     name = as_str(metadata.get("name"), "metadata.name")
@@ -622,6 +637,7 @@ def _parse_pod(raw: RawObject) -> Pod:
         spread_constraints=_parse_spread(spec.get("topologySpreadConstraints"), labels),
         scheduling_gates=gates,
         claim_names=_parse_claims(spec.get("volumes"), name),
+        resource_claims=_parse_resource_claims(spec.get("resourceClaims")),
         owner_references=tuple(owners),
         preemption_policy=as_str(spec.get("preemptionPolicy"), "spec.preemptionPolicy")
         or "PreemptLowerPriority",
@@ -639,7 +655,7 @@ def _parse_time(raw: object, field: str) -> float | None:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise FieldError(field, f"expected an RFC 3339 time, got {text!r}") from None
+        raise FieldError(field, f"expected an RFC 3339 time, got {brief(text)}") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()

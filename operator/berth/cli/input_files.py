@@ -1,0 +1,174 @@
+"""Reading the YAML files a user hands to the CLI, with bounds a hostile file cannot get past.
+
+A YAML file can ask for far more than its size suggests: an alias used a thousand times expands
+a thousand-fold (the "billion laughs"), a recursive alias never ends, and a few hundred levels
+of nesting exhaust Python's stack. The loader here refuses all three with a one-line message,
+caps the file size, and insists on UTF-8, so that every file gives objects or an `InputError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.composer import ComposerError
+from yaml.events import AliasEvent
+from yaml.nodes import Node as YamlNode
+
+from berth.engine.model.parsing import brief
+
+__all__ = [
+    "MAX_ALIAS_NODES",
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "InputError",
+    "load_documents",
+    "objects_of_kind",
+    "read_objects",
+]
+
+# `kubectl get nodes -o yaml` for a 5000-node cluster is about 30 MiB.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+# Kubernetes objects nest about 15 levels; the composer spends ~3 Python frames per level.
+MAX_DEPTH = 100
+# Nodes that aliases may add on top of the ones written out, per document.
+MAX_ALIAS_NODES = 1_000_000
+
+
+class InputError(Exception):
+    """Bad input: the message is one line naming the file and, when known, the object and field."""
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader that counts nesting depth and the nodes aliases expand to while composing."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._alias_nodes = 0
+        self._composed = 0  # nodes composed so far in this document, written out or not
+        self._anchor_sizes: dict[str, int] = {}
+
+    def compose_document(self) -> YamlNode | None:
+        self._alias_nodes = 0
+        self._composed = 0
+        self._anchor_sizes = {}
+        node: YamlNode | None = super().compose_document()
+        return node
+
+    def compose_node(self, parent: YamlNode | None, index: object) -> YamlNode:
+        if self.check_event(AliasEvent):
+            event = self.peek_event()
+            size = self._anchor_sizes.get(event.anchor) if event.anchor is not None else None
+            if size is None and event.anchor in self.anchors:
+                raise ComposerError(None, None, "recursive alias", event.start_mark)
+            # An alias stands for its anchor's whole expanded subtree, here and in every
+            # anchor that contains it, so nested aliases are counted at their full size.
+            self._alias_nodes += size or 0
+            self._composed += size or 0
+            if self._alias_nodes > MAX_ALIAS_NODES:
+                raise ComposerError(
+                    None,
+                    None,
+                    f"aliases expand to more than {MAX_ALIAS_NODES} nodes",
+                    event.start_mark,
+                )
+            node: YamlNode = super().compose_node(parent, index)
+            return node
+        if self._depth >= MAX_DEPTH:
+            raise ComposerError(
+                None, None, f"nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark
+            )
+        anchor = self.peek_event().anchor
+        before = self._composed
+        self._depth += 1
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+        self._composed += 1
+        if anchor is not None:
+            self._anchor_sizes[anchor] = self._composed - before
+        return node
+
+
+def _yaml_problem(error: yaml.YAMLError) -> str:
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
+        mark = error.problem_mark
+        return f"line {mark.line + 1}, column {mark.column + 1}: {error.problem}"
+    # Reader errors and the like: their text spans lines; keep one.
+    return " ".join(str(error).split())
+
+
+def _read_text(path: Path) -> str:
+    try:
+        with path.open("rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        raise InputError(f"{path}: cannot read: {error.strerror or error}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise InputError(f"{path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: not UTF-8 (byte {error.start})") from None
+
+
+def load_documents(path: Path) -> list[object]:
+    """Every YAML document of `path` (empty ones as None), or `InputError`."""
+    text = _read_text(path)
+    loader = _BoundedLoader(text)
+    documents: list[object] = []
+    try:
+        while loader.check_data():
+            documents.append(loader.get_data())
+    except yaml.YAMLError as error:
+        raise InputError(f"{path}: not valid YAML: {_yaml_problem(error)}") from None
+    except (ValueError, OverflowError) as error:
+        # PyYAML's scalar constructors raise these (e.g. an integer of 5000 digits).
+        raise InputError(f"{path}: not valid YAML: {brief(str(error))}") from None
+    finally:
+        loader.dispose()
+    return documents
+
+
+def _objects(path: Path) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    position = 0
+    for index, document in enumerate(load_documents(path)):
+        if document is None:
+            continue
+        if not isinstance(document, Mapping):
+            raise InputError(f"{path}: document {index + 1} is not an object")
+        kind = document.get("kind", "")
+        if isinstance(kind, str) and kind.endswith("List"):
+            items = document.get("items") or []
+            if not isinstance(items, list):
+                raise InputError(f"{path}: {brief(kind)}.items must be a list")
+            for item in items:
+                position += 1
+                if not isinstance(item, Mapping):
+                    raise InputError(f"{path}: object {position} is not an object")
+                yield position, item
+        else:
+            position += 1
+            yield position, document
+
+
+def read_objects(path: Path, kinds: tuple[str, ...]) -> list[Mapping[str, Any]]:
+    """The objects of `path` (documents and List items), each of one of `kinds`, in file order."""
+    objects = []
+    for position, document in _objects(path):
+        actual = document.get("kind")
+        if actual not in kinds:
+            expected = " or ".join(kinds)
+            raise InputError(
+                f"{path}: object {position}: expected kind {expected}, got {brief(actual)}"
+            )
+        objects.append(document)
+    return objects
+
+
+def objects_of_kind(path: Path, kind: str) -> list[Mapping[str, Any]]:
+    return read_objects(path, (kind,))
