@@ -113,7 +113,11 @@ def _read_text(path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise InputError(f"{path}: not UTF-8 (byte {error.start})") from None
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise InputError(
+            f"{path}: not UTF-8: line {line}, column {column}: byte 0x{data[error.start]:02x}"
+        ) from None
 
 
 def load_documents(path: Path) -> list[object]:
