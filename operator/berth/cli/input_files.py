@@ -14,7 +14,8 @@ from typing import Any
 
 import yaml
 from yaml.composer import ComposerError
-from yaml.events import AliasEvent
+from yaml.error import Mark
+from yaml.events import AliasEvent, NodeEvent
 from yaml.nodes import Node as YamlNode
 
 from berth.engine.model.parsing import brief
@@ -58,30 +59,31 @@ class _BoundedLoader(yaml.SafeLoader):
         node: YamlNode | None = super().compose_document()
         return node
 
-    def compose_node(self, parent: YamlNode | None, index: object) -> YamlNode:
+    def _peek(self) -> NodeEvent:
+        # Where compose_node is called, the next event always starts a node.
+        event: NodeEvent = self.peek_event()  # type: ignore[no-untyped-call]
+        return event
+
+    def _refusal(self, problem: str) -> ComposerError:
+        mark = self._peek().start_mark
+        return ComposerError(None, None, problem, mark if isinstance(mark, Mark) else None)
+
+    def compose_node(self, parent: YamlNode | None, index: int) -> YamlNode | None:
         if self.check_event(AliasEvent):
-            event = self.peek_event()
+            event = self._peek()
             size = self._anchor_sizes.get(event.anchor) if event.anchor is not None else None
             if size is None and event.anchor in self.anchors:
-                raise ComposerError(None, None, "recursive alias", event.start_mark)
+                raise self._refusal("recursive alias")
             # An alias stands for its anchor's whole expanded subtree, here and in every
             # anchor that contains it, so nested aliases are counted at their full size.
             self._alias_nodes += size or 0
             self._composed += size or 0
             if self._alias_nodes > MAX_ALIAS_NODES:
-                raise ComposerError(
-                    None,
-                    None,
-                    f"aliases expand to more than {MAX_ALIAS_NODES} nodes",
-                    event.start_mark,
-                )
-            node: YamlNode = super().compose_node(parent, index)
-            return node
+                raise self._refusal(f"aliases expand to more than {MAX_ALIAS_NODES} nodes")
+            return super().compose_node(parent, index)
         if self._depth >= MAX_DEPTH:
-            raise ComposerError(
-                None, None, f"nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark
-            )
-        anchor = self.peek_event().anchor
+            raise self._refusal(f"nested deeper than {MAX_DEPTH} levels")
+        anchor = self._peek().anchor
         before = self._composed
         self._depth += 1
         try:
@@ -123,18 +125,19 @@ def _read_text(path: Path) -> str:
 def load_documents(path: Path) -> list[object]:
     """Every YAML document of `path` (empty ones as None), or `InputError`."""
     text = _read_text(path)
-    loader = _BoundedLoader(text)
     documents: list[object] = []
     try:
-        while loader.check_data():
-            documents.append(loader.get_data())
+        loader = _BoundedLoader(text)  # reads the first characters already
+        try:
+            while loader.check_data():  # type: ignore[no-untyped-call]
+                documents.append(loader.get_data())
+        finally:
+            loader.dispose()
     except yaml.YAMLError as error:
         raise InputError(f"{path}: not valid YAML: {_yaml_problem(error)}") from None
     except (ValueError, OverflowError) as error:
         # PyYAML's scalar constructors raise these (e.g. an integer of 5000 digits).
         raise InputError(f"{path}: not valid YAML: {brief(str(error))}") from None
-    finally:
-        loader.dispose()
     return documents
 
 

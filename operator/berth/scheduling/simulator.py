@@ -132,9 +132,7 @@ def _place(
         return Placement(pod, None, decision.message)
     preemption = decision.post_filter
     if preemption is not None and preemption.nominated_node:
-        return Placement(
-            pod, None, decision.message, preemption.nominated_node, preemption.victims
-        )
+        return Placement(pod, None, decision.message, preemption.nominated_node, preemption.victims)
     return Placement(pod, None, decision.message)
 
 

@@ -18,7 +18,9 @@ from tests.unit.cli.simulate_support import Outcome, simulate, write
 
 @pytest.fixture
 def nodes(tmp_path: Path) -> Path:
-    return write(tmp_path / "nodes.yaml", make_node("a").capacity(cpu="2", memory="4Gi", pods=10).obj())
+    return write(
+        tmp_path / "nodes.yaml", make_node("a").capacity(cpu="2", memory="4Gi", pods=10).obj()
+    )
 
 
 def _refused(outcome: Outcome, expected: str) -> None:
@@ -39,7 +41,10 @@ def _alias_bomb(levels: int, *, use_as: str) -> str:
 def test_a_file_that_is_not_utf8(tmp_path: Path, nodes: Path) -> None:
     pods = tmp_path / "pods.yaml"
     pods.write_bytes(b"kind: Pod\nmetadata: {name: \xff\xfe}\n")
-    _refused(simulate("--nodes", nodes, "--pods", pods), "pods.yaml: not UTF-8: line 2, column 18: byte 0xff")
+    _refused(
+        simulate("--nodes", nodes, "--pods", pods),
+        "pods.yaml: not UTF-8: line 2, column 18: byte 0xff",
+    )
 
 
 @pytest.mark.parametrize("style", ["flow", "block"])

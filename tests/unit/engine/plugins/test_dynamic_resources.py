@@ -61,9 +61,10 @@ def test_filter_without_pre_filter_refuses_every_node() -> None:
     plugin = new_plugin({"filterTimeout": "10s"})
     state = cycle_over(make_node("n1").obj(), make_node("n2").obj())
     slots = np.asarray([0, 1], dtype=np.intp)
-    assert plugin.filter(state, _pod(("gpu",)), slots).codes.tolist() == [
-        Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    ] * 2
+    assert (
+        plugin.filter(state, _pod(("gpu",)), slots).codes.tolist()
+        == [Code.UNSCHEDULABLE_AND_UNRESOLVABLE] * 2
+    )
     assert plugin.filter(state, _pod(()), slots).codes.tolist() == [0, 0]
     assert plugin.name == "DynamicResources"
     assert plugin.events_to_register() == []
