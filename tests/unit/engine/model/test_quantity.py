@@ -70,28 +70,42 @@ def test_conversion_rounds_up(quantity: str, millis: int, units: int) -> None:
     assert to_units(quantity) == units
 
 
-@pytest.mark.parametrize(
-    ("quantity", "units", "millis"),
-    [
-        # Binary suffixes saturate at 2^63-1 when parsed; read in millis that wraps.
-        ("8Ei", INT64_MAX, -1000),
-        ("9Ei", INT64_MAX, -1000),
-        ("1Ei", 2**60, -(2**63)),
-        # A short decimal is a 64-bit mantissa and a power of ten: past int64 it reads 0...
-        ("1e30", 0, 0),
-        (1e30, 0, 0),
-        ("10E", 0, 0),
-        ("9E", 9 * 10**18, 0),
-        # ...except for scale factors upstream multiplies in one wrapping step.
-        ("100000000000000000k", 7766279631452241920, 200376420520689664),
-        # A long decimal is arbitrary-precision and wraps modulo 2^64.
-        ("9223372036854775808", -(2**63), 0),
-        ("12345678901234567890123", 4807115922877859019, -7484280360333952776),
-        # The exponent is parsed in 64 bits and kept in 32.
-        ("1e4294967296", 1, 1000),
-    ],
-    ids=repr,
-)
+# (text, Value(), MilliValue()) of the text parsed by k8s.io/apimachinery v0.37.2, re-printed
+# with Quantity.String() (as kube-apiserver stores it) and parsed again (as kube-scheduler reads it).
+ORACLE = [
+    # Binary suffixes saturate at 2^63-1 when parsed; read in millis that wraps.
+    ("8Ei", INT64_MAX, -1000),
+    ("9Ei", INT64_MAX, -1000),
+    ("1Ei", 2**60, -(2**63)),
+    ("7.99999999999Ei", 9223372036843246593, -11529215046),
+    # A short decimal is a 64-bit mantissa and a power of ten: past int64 it reads 0...
+    ("1e30", 0, 0),
+    ("10E", 0, 0),
+    ("9E", 9 * 10**18, 0),
+    ("1e18", 10**18, 0),
+    ("1e19", 0, 0),
+    # ...except for scale factors upstream multiplies in one wrapping step.
+    ("92233720368547758k", -80, -80000),
+    # Re-printed "100E": the wrap of the written form becomes a 0.
+    ("100000000000000000k", 0, 0),
+    # A long decimal is arbitrary-precision and wraps modulo 2^64...
+    ("9223372036854775808", -(2**63), 0),
+    ("12345678901234567890123", 4807115922877859019, -7484280360333952776),
+    ("1000000000000000000", 10**18, 0),
+    # ...and past 10^18 its DecimalSI re-print loses the exponent.
+    ("10000000000000000000000", 10, 10000),
+    ("1e22", 0, 0),
+    # The exponent is parsed in 64 bits and kept in 32.
+    ("1e4294967296", 1, 1000),
+    ("1e-30", 1, 1),
+    ("123456789012345678901e-40", 1, 1),
+    ("0.5Ki", 512, 512000),
+    ("1.5Gi", 1610612736, 1610612736000),
+    (1e30, 0, 0),
+]
+
+
+@pytest.mark.parametrize(("quantity", "units", "millis"), ORACLE, ids=repr)
 def test_amounts_beyond_64_bits_read_as_kube_scheduler_reads_them(
     quantity: object, units: int, millis: int
 ) -> None:
