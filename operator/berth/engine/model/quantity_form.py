@@ -69,7 +69,8 @@ def _ceil_div(numerator: int, denominator: int) -> int:
 def _ceil_scaled(mantissa: int, power10: int) -> int:
     """ceil(mantissa * 10**power10) for a non-negative mantissa, without huge powers."""
     if power10 >= 0:
-        return mantissa * 10**power10
+        scaled: int = mantissa * 10**power10
+        return scaled
     if -power10 > len(str(mantissa)):
         return 1 if mantissa else 0
     return _ceil_div(mantissa, 10**-power10)
