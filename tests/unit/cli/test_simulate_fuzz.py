@@ -118,3 +118,21 @@ def test_random_yaml_structures_in_valid_objects(mutations: list[tuple[str, Any]
     for where, document in mutations:
         documents[where].append(document)
     _run(*(yaml.safe_dump_all(documents[name]).encode() for name in ("nodes", "pods", "existing")))
+
+
+_quantities = (
+    st.from_regex(r"\A[+-]?[0-9]{0,22}(\.[0-9]{0,3})?([numkMGTPE]|[KMGTPE]i|e[+-]?[0-9]{1,2})?\Z")
+    | st.integers(min_value=0, max_value=2**70)
+    | st.floats(min_value=0)
+)
+
+
+@_FUZZ
+@given(_quantities, _quantities, _quantities)
+def test_random_quantities_in_nodes_and_pods(cpu: object, memory: object, request: object) -> None:
+    node = make_node("a").capacity(pods=10).obj()
+    node["status"]["allocatable"].update(cpu=cpu, memory=memory)
+    pods = [make_pod(f"p{i}").obj() for i in range(2)]
+    for pod, resource in zip(pods, ("cpu", "memory"), strict=True):
+        pod["spec"]["containers"][0]["resources"] = {"requests": {resource: request}}
+    _run(yaml.safe_dump(node).encode(), yaml.safe_dump_all(pods).encode(), b"")
