@@ -8,15 +8,20 @@ caps the file size, and insists on UTF-8, so that every file gives objects or an
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
-from yaml.composer import ComposerError
+from yaml.composer import Composer, ComposerError
+from yaml.constructor import SafeConstructor
 from yaml.error import Mark
-from yaml.events import AliasEvent, NodeEvent
+from yaml.events import AliasEvent, Event, NodeEvent
 from yaml.nodes import Node as YamlNode
+from yaml.parser import Parser
+from yaml.reader import Reader
+from yaml.resolver import Resolver
+from yaml.scanner import Scanner
 
 from berth.engine.model.parsing import brief
 
@@ -42,11 +47,11 @@ class InputError(Exception):
     """Bad input: the message is one line naming the file and, when known, the object and field."""
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """SafeLoader that counts nesting depth and the nodes aliases expand to while composing."""
+class _BoundedComposer(Composer):
+    """PyYAML's composer, counting nesting depth and the nodes aliases expand to."""
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
+    def __init__(self) -> None:
+        super().__init__()
         self._depth = 0
         self._alias_nodes = 0
         self._composed = 0  # nodes composed so far in this document, written out or not
@@ -59,14 +64,18 @@ class _BoundedLoader(yaml.SafeLoader):
         node: YamlNode | None = super().compose_document()
         return node
 
+    # Provided by the parser this composer is mixed with (PyYAML's or libyaml's).
+    check_event: Callable[..., bool]
+    peek_event: Callable[[], Event]
+
     def _peek(self) -> NodeEvent:
-        # Where compose_node is called, the next event always starts a node.
-        event: NodeEvent = self.peek_event()  # type: ignore[no-untyped-call]
-        return event
+        # Where compose_node is called, the parser always has a node event next.
+        return cast(NodeEvent, self.peek_event())
 
     def _refusal(self, problem: str) -> ComposerError:
         mark = self._peek().start_mark
-        return ComposerError(None, None, problem, mark if isinstance(mark, Mark) else None)
+        where = None if mark is None else Mark(mark.name, mark.index, mark.line, mark.column, "", 0)
+        return ComposerError(None, None, problem, where)
 
     def compose_node(self, parent: YamlNode | None, index: int) -> YamlNode | None:
         if self.check_event(AliasEvent):
@@ -94,6 +103,34 @@ class _BoundedLoader(yaml.SafeLoader):
         if anchor is not None:
             self._anchor_sizes[anchor] = self._composed - before
         return node
+
+
+class _PureLoader(_BoundedComposer, Reader, Scanner, Parser, SafeConstructor, Resolver):
+    """The same in pure Python, for a PyYAML built without libyaml."""
+
+    def __init__(self, stream: str) -> None:
+        Reader.__init__(self, stream)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+        _BoundedComposer.__init__(self)
+        SafeConstructor.__init__(self)
+        Resolver.__init__(self)
+
+
+_Loader: type[_PureLoader] = _PureLoader
+if yaml.__with_libyaml__:
+    from yaml.cyaml import CParser  # type: ignore[attr-defined]
+
+    class _FastLoader(_BoundedComposer, CParser, SafeConstructor, Resolver):
+        """libyaml scans and parses (fast, without recursion); the composer above builds nodes."""
+
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            _BoundedComposer.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
+
+    _Loader = _FastLoader  # type: ignore[assignment]
 
 
 def _yaml_problem(error: yaml.YAMLError) -> str:
@@ -127,7 +164,7 @@ def load_documents(path: Path) -> list[object]:
     text = _read_text(path)
     documents: list[object] = []
     try:
-        loader = _BoundedLoader(text)  # reads the first characters already
+        loader = _Loader(text)  # reads the first characters already
         try:
             while loader.check_data():  # type: ignore[no-untyped-call]
                 documents.append(loader.get_data())

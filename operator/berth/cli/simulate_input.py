@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -49,14 +49,12 @@ def _parse(path: Path, kind: str, raw: Mapping[str, Any]) -> Any:
         raise InputError(f"{path}: {error}") from None
 
 
-def _refuse_duplicate_nodes(path: Path, nodes: Sequence[Node]) -> None:
+def _refuse_repeated_names(path: Path, kind: str, names: Iterable[str], problem: str) -> None:
     seen: set[str] = set()
-    for node in nodes:
-        if node.name in seen:
-            raise InputError(
-                f"{path}: Node {brief_name(node.name)}: metadata.name: another node has this name"
-            )
-        seen.add(node.name)
+    for name in names:
+        if name in seen:
+            raise InputError(f"{path}: {kind} {brief_name(name)}: metadata.name: {problem}")
+        seen.add(name)
 
 
 def _refuse_duplicate_pods(pods: Sequence[tuple[Path, Pod]]) -> None:
@@ -79,17 +77,6 @@ def _refuse_duplicate_pods(pods: Sequence[tuple[Path, Pod]]) -> None:
             )
         if pod.uid:
             by_uid[pod.uid] = (path, pod)
-
-
-def _refuse_duplicate_pdbs(path: Path, pdbs: Sequence[PodDisruptionBudget]) -> None:
-    seen: set[str] = set()
-    for pdb in pdbs:
-        if pdb.key in seen:
-            raise InputError(
-                f"{path}: {PDB_KIND} {brief_name(pdb.key)}: metadata.name: another "
-                "PodDisruptionBudget in this namespace has this name"
-            )
-        seen.add(pdb.key)
 
 
 def _parse_pdb(raw: Mapping[str, Any]) -> tuple[PodDisruptionBudget, Mapping[str, Any]]:
@@ -141,7 +128,12 @@ def _load_pdbs(
                 raise InputError(f"{path}: {PDB_KIND} {brief_name(pdb.key)}: {error}") from None
             pdb = replace(pdb, disruptions_allowed=allowed)
         pdbs.append(pdb)
-    _refuse_duplicate_pdbs(path, pdbs)
+    _refuse_repeated_names(
+        path,
+        PDB_KIND,
+        (pdb.key for pdb in pdbs),
+        "another PodDisruptionBudget in this namespace has this name",
+    )
     return pdbs
 
 
@@ -182,7 +174,9 @@ def _bound_pods(
 def load_input(args: argparse.Namespace) -> SimulationInput:
     """Read and check every file named on the command line; raises `InputError`."""
     nodes = [_parse(args.nodes, "Node", raw) for raw in objects_of_kind(args.nodes, "Node")]
-    _refuse_duplicate_nodes(args.nodes, nodes)
+    _refuse_repeated_names(
+        args.nodes, "Node", (node.name for node in nodes), "another node has this name"
+    )
     pods = [_parse(args.pods, "Pod", raw) for raw in objects_of_kind(args.pods, "Pod")]
     existing: list[Pod] = []
     pdb_raws: list[Mapping[str, Any]] = []

@@ -165,3 +165,14 @@ def test_a_malformed_pdb_names_its_field(tmp_path: Path, two_cpu_node: Path) -> 
         "existing.yaml: PodDisruptionBudget default/keep-cache: spec.minAvailable: "
         "expected an integer or a percentage, got 'lots'\n"
     )
+
+
+def test_budgets_with_one_name_are_refused(tmp_path: Path, two_cpu_node: Path) -> None:
+    pods = write(tmp_path / "pods.yaml", make_pod("p").obj())
+    existing = write(tmp_path / "existing.yaml", _pdb(None), _pdb({"disruptionsAllowed": 5}))
+    outcome = simulate("--nodes", two_cpu_node, "--pods", pods, "--existing", existing)
+    assert outcome.code == 2
+    assert outcome.err.endswith(
+        "existing.yaml: PodDisruptionBudget default/keep-cache: metadata.name: another "
+        "PodDisruptionBudget in this namespace has this name\n"
+    )
