@@ -148,7 +148,7 @@ def _read_text(path: Path) -> str:
     except OSError as error:
         raise InputError(f"{path}: cannot read: {error.strerror or error}") from None
     if len(data) > MAX_FILE_BYTES:
-        raise InputError(f"{path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+        raise InputError(f"{path}: larger than the limit of {MAX_FILE_BYTES} bytes")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -187,3 +187,16 @@ def test_stdout_closed_early_by_head(tmp_path: Path) -> None:
     errors = process.stderr.read()
     assert process.wait(timeout=120) == 141
     assert errors == b""
+
+
+def test_files_are_size_capped_and_unreadable_ones_named(
+    tmp_path: Path, nodes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pods = write(tmp_path / "pods.yaml", *(make_pod(f"p{i}").obj() for i in range(50)))
+    monkeypatch.setattr(input_files, "MAX_FILE_BYTES", 1024 * 1024 // 2)
+    assert simulate("--nodes", nodes, "--pods", pods).code == 0
+    monkeypatch.setattr(input_files, "MAX_FILE_BYTES", 1000)
+    _refused(
+        simulate("--nodes", nodes, "--pods", pods), "pods.yaml: larger than the limit of 1000 bytes"
+    )
+    _refused(simulate("--nodes", nodes, "--pods", tmp_path), f"{tmp_path}: cannot read: ")
