@@ -64,11 +64,14 @@ def as_str(raw: object, field: str, default: str = "") -> str:
     return raw
 
 
-def as_int(raw: object, field: str, default: int = 0) -> int:
+def as_int(raw: object, field: str, default: int = 0, *, bits: int = 64) -> int:
+    """An integer field; `bits` is its width in the API (int32 or int64), as the API server checks."""
     if raw is None:
         return default
     if isinstance(raw, bool) or not isinstance(raw, int):
         raise FieldError(field, f"expected an integer, got {brief(raw)}")
+    if not -(2 ** (bits - 1)) <= raw < 2 ** (bits - 1):
+        raise FieldError(field, f"{brief(raw)} is out of range for a {bits}-bit integer")
     return raw
 
 

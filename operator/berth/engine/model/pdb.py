@@ -57,7 +57,7 @@ class PodDisruptionBudget:
                 name=pdb_name,
                 selector=selector,
                 disruptions_allowed=as_int(
-                    status.get("disruptionsAllowed"), "status.disruptionsAllowed"
+                    status.get("disruptionsAllowed"), "status.disruptionsAllowed", bits=32
                 ),
                 disrupted_pods=frozenset(str(pod) for pod in disrupted),
             )

@@ -346,7 +346,7 @@ def _parse_pod_affinity(
     ):
         where = f"{preferred_field}[{index}]"
         weighted = as_map(item, where)
-        weight = as_int(weighted.get("weight"), f"{where}.weight")
+        weight = as_int(weighted.get("weight"), f"{where}.weight", bits=32)
         if not 1 <= weight <= 100:
             raise FieldError(f"{where}.weight", f"must be between 1 and 100, got {weight}")
         preferred.append(
@@ -394,7 +394,7 @@ def _parse_spread(raw: object, labels: Mapping[str, str]) -> tuple[TopologySprea
     for index, item in enumerate(as_list(raw, "spec.topologySpreadConstraints")):
         where = f"spec.topologySpreadConstraints[{index}]"
         constraint = as_map(item, where)
-        max_skew = as_int(constraint.get("maxSkew"), f"{where}.maxSkew")
+        max_skew = as_int(constraint.get("maxSkew"), f"{where}.maxSkew", bits=32)
         if max_skew < 1:
             raise FieldError(f"{where}.maxSkew", f"must be at least 1, got {max_skew}")
         topology_key = as_str(constraint.get("topologyKey"), f"{where}.topologyKey")
@@ -407,7 +407,7 @@ def _parse_spread(raw: object, labels: Mapping[str, str]) -> tuple[TopologySprea
                 f"{where}.whenUnsatisfiable",
                 f"unknown value {brief(constraint.get('whenUnsatisfiable'))}",
             ) from None
-        min_domains = as_int(constraint.get("minDomains"), f"{where}.minDomains", default=1)
+        min_domains = as_int(constraint.get("minDomains"), f"{where}.minDomains", 1, bits=32)
         if min_domains < 1:
             raise FieldError(f"{where}.minDomains", f"must be at least 1, got {min_domains}")
         policies = []
@@ -457,7 +457,7 @@ def _parse_node_affinity(
     ):
         where = f"{preferred_field}[{index}]"
         weighted = as_map(item, where)
-        weight = as_int(weighted.get("weight"), f"{where}.weight")
+        weight = as_int(weighted.get("weight"), f"{where}.weight", bits=32)
         if not 0 <= weight <= 100:
             raise FieldError(f"{where}.weight", f"must be between 0 and 100, got {weight}")
         preferred.append(
@@ -488,7 +488,7 @@ def _parse_host_ports(
         ):
             where = f"{section}[{index}].ports[{port_index}]"
             port = as_map(item, where)
-            host_port = as_int(port.get("hostPort"), f"{where}.hostPort")
+            host_port = as_int(port.get("hostPort"), f"{where}.hostPort", bits=32)
             if host_port <= 0:
                 continue
             ports.append(
@@ -616,7 +616,7 @@ def _parse_pod(raw: RawObject) -> Pod:
         or DEFAULT_SCHEDULER_NAME,
         node_name=as_str(spec.get("nodeName"), "spec.nodeName"),
         nominated_node_name=as_str(status.get("nominatedNodeName"), "status.nominatedNodeName"),
-        priority=as_int(spec.get("priority"), "spec.priority"),
+        priority=as_int(spec.get("priority"), "spec.priority", bits=32),
         phase=as_str(status.get("phase"), "status.phase"),
         terminating=metadata.get("deletionTimestamp") is not None,
         requests=computed.requests,
