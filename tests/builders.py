@@ -196,6 +196,13 @@ class PodBuilder:
         )
         return self
 
+    def resource_claim(self, name: str, template: str = "gpu-template") -> PodBuilder:
+        """A DRA claim in spec.resourceClaims, made from a ResourceClaimTemplate."""
+        self._spec.setdefault("resourceClaims", []).append(
+            {"name": name, "resourceClaimTemplateName": template}
+        )
+        return self
+
     def owner(self, kind: str, name: str, api_version: str = "apps/v1") -> PodBuilder:
         self._raw["metadata"].setdefault("ownerReferences", []).append(
             {

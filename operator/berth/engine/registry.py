@@ -26,6 +26,7 @@ _IN_TREE_MODULES: Mapping[str, str] = {
     names.VOLUME_BINDING: "berth.engine.plugins.volume_support",
     names.POD_TOPOLOGY_SPREAD: "berth.engine.plugins.pod_topology_spread",
     names.INTER_POD_AFFINITY: "berth.engine.plugins.inter_pod_affinity",
+    names.DYNAMIC_RESOURCES: "berth.engine.plugins.dynamic_resources",
     names.DEFAULT_PREEMPTION: "berth.engine.plugins.default_preemption",
     names.NODE_RESOURCES_BALANCED_ALLOCATION: "berth.engine.plugins.balanced_allocation",
     names.IMAGE_LOCALITY: "berth.engine.plugins.image_locality",

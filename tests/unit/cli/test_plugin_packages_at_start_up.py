@@ -8,6 +8,7 @@ announced and its plugins can be named in the profiles each entry point loads.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import kopf
@@ -81,8 +82,11 @@ def test_berth_simulate_refuses_to_start(
     assert capsys.readouterr().err == f"berth simulate: {CLASH}\n"
 
 
-def test_berth_simulate_announces_and_uses_an_installed_plugin(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_berth_simulate_logs_and_uses_an_installed_plugin(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     install_distribution(
         tmp_path / "site",
@@ -117,11 +121,13 @@ def test_berth_simulate_announces_and_uses_an_installed_plugin(
         )
     )
     argv = ["--nodes", str(nodes), "--pods", str(pods), "--profile", str(profile)]
+    caplog.set_level(logging.INFO)
     assert main(["simulate", *argv, "--output", "json"]) == 0
     captured = capsys.readouterr()
     assert (
-        "berth simulate: loaded plugin Exploding from distribution berth-test-exploding version 1.0"
-        in captured.err.splitlines()
+        "loaded plugin Exploding from distribution berth-test-exploding version 1.0"
+        in caplog.messages
     )
+    assert captured.err == ""  # stderr is for warnings and errors only
     placed = {pod["name"]: pod["node"] for pod in json.loads(captured.out)["pods"]}
     assert placed == {"fine": "n", "doomed": None}

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from berth.engine.errors import FieldError
+from berth.engine.model.parsing import brief
 
 Labels = Mapping[str, str]
 
@@ -136,13 +137,13 @@ def _parse_values(raw: object, field: str) -> frozenset[str]:
     if raw is None:
         return frozenset()
     if not isinstance(raw, list) or not all(isinstance(v, str) for v in raw):
-        raise FieldError(field, f"expected a list of strings, got {raw!r}")
+        raise FieldError(field, f"expected a list of strings, got {brief(raw)}")
     return frozenset(raw)
 
 
 def _parse_requirement(raw: object, field: str, allowed: Sequence[Operator]) -> Requirement:
     if not isinstance(raw, Mapping):
-        raise FieldError(field, f"expected an object, got {raw!r}")
+        raise FieldError(field, f"expected an object, got {brief(raw)}")
     key = raw.get("key")
     if not isinstance(key, str) or not key:
         raise FieldError(f"{field}.key", "must be a non-empty string")
@@ -150,10 +151,12 @@ def _parse_requirement(raw: object, field: str, allowed: Sequence[Operator]) -> 
         operator = Operator(str(raw.get("operator")))
     except ValueError:
         raise FieldError(
-            f"{field}.operator", f"unsupported operator {raw.get('operator')!r}"
+            f"{field}.operator", f"unsupported operator {brief(raw.get('operator'))}"
         ) from None
     if operator not in allowed:
-        raise FieldError(f"{field}.operator", f"operator {operator.value!r} is not allowed here")
+        raise FieldError(
+            f"{field}.operator", f"operator {brief(operator.value)} is not allowed here"
+        )
     values = _parse_values(raw.get("values"), f"{field}.values")
     if operator in (Operator.IN, Operator.NOT_IN) and not values:
         raise FieldError(f"{field}.values", f"must be non-empty for operator {operator.value}")
@@ -174,7 +177,7 @@ def parse_label_selector(raw: object, field: str) -> LabelSelector | None:
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
-        raise FieldError(field, f"expected a label selector object, got {raw!r}")
+        raise FieldError(field, f"expected a label selector object, got {brief(raw)}")
     requirements: list[Requirement] = []
     match_labels = raw.get("matchLabels") or {}
     if not isinstance(match_labels, Mapping):
@@ -182,7 +185,7 @@ def parse_label_selector(raw: object, field: str) -> LabelSelector | None:
     for key, value in match_labels.items():
         if not isinstance(key, str) or not isinstance(value, str):
             raise FieldError(
-                f"{field}.matchLabels", f"entry {key!r}: {value!r} is not a string pair"
+                f"{field}.matchLabels", f"entry {brief(key)}: {brief(value)} is not a string pair"
             )
         requirements.append(Requirement(key, Operator.IN, frozenset((value,))))
     expressions = raw.get("matchExpressions") or []
@@ -244,7 +247,7 @@ _NODE_OPERATORS = tuple(Operator)
 
 def parse_node_selector_term(raw: object, field: str) -> NodeSelectorTerm:
     if not isinstance(raw, Mapping):
-        raise FieldError(field, f"expected a node selector term, got {raw!r}")
+        raise FieldError(field, f"expected a node selector term, got {brief(raw)}")
     expressions_raw = raw.get("matchExpressions") or []
     fields_raw = raw.get("matchFields") or []
     if not isinstance(expressions_raw, list) or not isinstance(fields_raw, list):
@@ -285,7 +288,7 @@ def parse_node_selector(raw: object, field: str) -> NodeSelector | None:
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
-        raise FieldError(field, f"expected a node selector, got {raw!r}")
+        raise FieldError(field, f"expected a node selector, got {brief(raw)}")
     terms_raw = raw.get("nodeSelectorTerms") or []
     if not isinstance(terms_raw, list):
         raise FieldError(f"{field}.nodeSelectorTerms", "expected a list")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -14,6 +15,8 @@ from berth.engine.model.parsing import (
     as_map,
     as_str,
     as_string_map,
+    brief,
+    display_name,
 )
 from berth.engine.model.resources import parse_resource_list
 
@@ -51,9 +54,8 @@ class Node:
     @classmethod
     def from_dict(cls, raw: RawObject) -> Node:
         """Parse a v1 Node; raises `InvalidObjectError` naming the node and the field."""
-        metadata = raw.get("metadata") if isinstance(raw, dict) else None
-        name = metadata.get("name") if isinstance(metadata, dict) else None
-        display = name if isinstance(name, str) and name else "<unnamed>"
+        metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
+        display = display_name(metadata.get("name") if isinstance(metadata, Mapping) else None)
         try:
             return _parse_node(raw)
         except FieldError as error:
@@ -77,7 +79,7 @@ def _parse_node(raw: RawObject) -> Node:
             effect = TaintEffect(str(taint.get("effect")))
         except ValueError:
             raise FieldError(
-                f"{field}.effect", f"unknown taint effect {taint.get('effect')!r}"
+                f"{field}.effect", f"unknown taint effect {brief(taint.get('effect'))}"
             ) from None
         taints.append(
             Taint(

@@ -2,12 +2,42 @@
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Mapping
 from typing import Any
 
 from berth.engine.errors import FieldError
 
 RawObject = Mapping[str, Any]
+
+_BRIEF = reprlib.Repr()
+_BRIEF.maxstring = 60
+_BRIEF.maxother = 60
+_BRIEF.maxlevel = 2
+for _limit in ("maxlist", "maxtuple", "maxdict", "maxset", "maxfrozenset", "maxdeque"):
+    setattr(_BRIEF, _limit, 4)
+MAX_NAME = 100
+
+
+def brief(value: object) -> str:
+    """A short one-line repr of a value read from input, for error messages.
+
+    Input may be huge (a YAML alias repeated a million times); a message quotes at most
+    a few elements and tens of characters of it, and never walks the rest.
+    """
+    return _BRIEF.repr(value)
+
+
+def brief_name(name: str) -> str:
+    """A name as written, cut to `MAX_NAME` characters so that a message stays readable."""
+    return name if len(name) <= MAX_NAME else f"{name[:MAX_NAME]}..."
+
+
+def display_name(raw: object, default: str = "<unnamed>") -> str:
+    """How an error message names an object whose name field may be anything at all."""
+    if isinstance(raw, str) and raw:
+        return brief_name(raw)
+    return default if raw is None or raw == "" else brief(raw)
 
 
 def as_map(raw: object, field: str) -> RawObject:
@@ -30,15 +60,18 @@ def as_str(raw: object, field: str, default: str = "") -> str:
     if raw is None:
         return default
     if not isinstance(raw, str):
-        raise FieldError(field, f"expected a string, got {raw!r}")
+        raise FieldError(field, f"expected a string, got {brief(raw)}")
     return raw
 
 
-def as_int(raw: object, field: str, default: int = 0) -> int:
+def as_int(raw: object, field: str, default: int = 0, *, bits: int = 64) -> int:
+    """An integer field; `bits` is its width in the API (int32 or int64), as the API server checks."""
     if raw is None:
         return default
     if isinstance(raw, bool) or not isinstance(raw, int):
-        raise FieldError(field, f"expected an integer, got {raw!r}")
+        raise FieldError(field, f"expected an integer, got {brief(raw)}")
+    if not -(2 ** (bits - 1)) <= raw < 2 ** (bits - 1):
+        raise FieldError(field, f"{brief(raw)} is out of range for a {bits}-bit integer")
     return raw
 
 
@@ -46,7 +79,7 @@ def as_bool(raw: object, field: str, default: bool = False) -> bool:
     if raw is None:
         return default
     if not isinstance(raw, bool):
-        raise FieldError(field, f"expected true or false, got {raw!r}")
+        raise FieldError(field, f"expected true or false, got {brief(raw)}")
     return raw
 
 
@@ -54,5 +87,5 @@ def as_string_map(raw: object, field: str) -> dict[str, str]:
     mapping = as_map(raw, field)
     for key, value in mapping.items():
         if not isinstance(key, str) or not isinstance(value, str):
-            raise FieldError(f"{field}[{key!r}]", f"expected a string, got {value!r}")
+            raise FieldError(f"{field}[{brief(key)}]", f"expected a string, got {brief(value)}")
     return dict(mapping)

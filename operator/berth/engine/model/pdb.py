@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from berth.engine.errors import FieldError, InvalidObjectError
 from berth.engine.model.labels import LabelSelector, parse_label_selector
-from berth.engine.model.parsing import RawObject, as_int, as_map, as_str
+from berth.engine.model.parsing import RawObject, as_int, as_map, as_str, display_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,10 +34,13 @@ class PodDisruptionBudget:
     @classmethod
     def from_dict(cls, raw: RawObject) -> PodDisruptionBudget:
         """Parse a policy/v1 PodDisruptionBudget; raises `InvalidObjectError` naming the field."""
-        metadata = as_map(raw.get("metadata"), "metadata") if isinstance(raw, Mapping) else {}
-        namespace = str(metadata.get("namespace") or "default")
-        name = str(metadata.get("name") or "<unnamed>")
+        metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
+        if not isinstance(metadata, Mapping):
+            metadata = {}
+        namespace = display_name(metadata.get("namespace"), "default")
+        name = display_name(metadata.get("name"))
         try:
+            metadata = as_map(raw.get("metadata"), "metadata")
             spec = as_map(raw.get("spec"), "spec")
             status = as_map(raw.get("status"), "status")
             try:
@@ -46,12 +49,15 @@ class PodDisruptionBudget:
                 # kube-scheduler treats a selector it cannot convert as matching nothing.
                 selector = None
             disrupted = as_map(status.get("disruptedPods"), "status.disruptedPods")
+            pdb_name = as_str(metadata.get("name"), "metadata.name")
+            if not pdb_name:
+                raise FieldError("metadata.name", "must be set")
             return cls(
-                namespace=namespace,
-                name=as_str(metadata.get("name"), "metadata.name"),
+                namespace=as_str(metadata.get("namespace"), "metadata.namespace") or "default",
+                name=pdb_name,
                 selector=selector,
                 disruptions_allowed=as_int(
-                    status.get("disruptionsAllowed"), "status.disruptionsAllowed"
+                    status.get("disruptionsAllowed"), "status.disruptionsAllowed", bits=32
                 ),
                 disrupted_pods=frozenset(str(pod) for pod in disrupted),
             )

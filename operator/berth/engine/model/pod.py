@@ -28,6 +28,8 @@ from berth.engine.model.parsing import (
     as_map,
     as_str,
     as_string_map,
+    brief,
+    display_name,
 )
 from berth.engine.model.requests import ContainerRequests, compute_pod_requests
 from berth.engine.model.resources import parse_resource_list
@@ -179,6 +181,7 @@ class Pod:
     spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     scheduling_gates: tuple[str, ...] = ()
     claim_names: tuple[str, ...] = ()
+    resource_claims: tuple[str, ...] = ()  # spec.resourceClaims[].name (DRA)
     owner_references: tuple[OwnerReference, ...] = ()
     preemption_policy: str = "PreemptLowerPriority"
     resource_version: str = ""
@@ -232,9 +235,7 @@ class Pod:
         """Parse a v1 Pod; raises `InvalidObjectError` naming the pod and the field."""
         metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
         if isinstance(metadata, Mapping):
-            display = (
-                f"{metadata.get('namespace') or 'default'}/{metadata.get('name') or '<unnamed>'}"
-            )
+            display = f"{display_name(metadata.get('namespace'), 'default')}/{display_name(metadata.get('name'))}"
         else:
             display = "<unnamed>"
         try:
@@ -348,7 +349,7 @@ def _parse_pod_affinity(
     ):
         where = f"{preferred_field}[{index}]"
         weighted = as_map(item, where)
-        weight = as_int(weighted.get("weight"), f"{where}.weight")
+        weight = as_int(weighted.get("weight"), f"{where}.weight", bits=32)
         if not 1 <= weight <= 100:
             raise FieldError(f"{where}.weight", f"must be between 1 and 100, got {weight}")
         preferred.append(
@@ -371,13 +372,15 @@ def _parse_tolerations(raw: object) -> tuple[Toleration, ...]:
             operator = TolerationOperator(toleration.get("operator") or "Equal")
         except ValueError:
             raise FieldError(
-                f"{where}.operator", f"unknown operator {toleration.get('operator')!r}"
+                f"{where}.operator", f"unknown operator {brief(toleration.get('operator'))}"
             ) from None
         effect_raw = toleration.get("effect") or None
         try:
             effect = TaintEffect(effect_raw) if effect_raw is not None else None
         except ValueError:
-            raise FieldError(f"{where}.effect", f"unknown taint effect {effect_raw!r}") from None
+            raise FieldError(
+                f"{where}.effect", f"unknown taint effect {brief(effect_raw)}"
+            ) from None
         tolerations.append(
             Toleration(
                 key=as_str(toleration.get("key"), f"{where}.key"),
@@ -394,7 +397,7 @@ def _parse_spread(raw: object, labels: Mapping[str, str]) -> tuple[TopologySprea
     for index, item in enumerate(as_list(raw, "spec.topologySpreadConstraints")):
         where = f"spec.topologySpreadConstraints[{index}]"
         constraint = as_map(item, where)
-        max_skew = as_int(constraint.get("maxSkew"), f"{where}.maxSkew")
+        max_skew = as_int(constraint.get("maxSkew"), f"{where}.maxSkew", bits=32)
         if max_skew < 1:
             raise FieldError(f"{where}.maxSkew", f"must be at least 1, got {max_skew}")
         topology_key = as_str(constraint.get("topologyKey"), f"{where}.topologyKey")
@@ -405,9 +408,9 @@ def _parse_spread(raw: object, labels: Mapping[str, str]) -> tuple[TopologySprea
         except ValueError:
             raise FieldError(
                 f"{where}.whenUnsatisfiable",
-                f"unknown value {constraint.get('whenUnsatisfiable')!r}",
+                f"unknown value {brief(constraint.get('whenUnsatisfiable'))}",
             ) from None
-        min_domains = as_int(constraint.get("minDomains"), f"{where}.minDomains", default=1)
+        min_domains = as_int(constraint.get("minDomains"), f"{where}.minDomains", 1, bits=32)
         if min_domains < 1:
             raise FieldError(f"{where}.minDomains", f"must be at least 1, got {min_domains}")
         policies = []
@@ -419,7 +422,8 @@ def _parse_spread(raw: object, labels: Mapping[str, str]) -> tuple[TopologySprea
                 policies.append(InclusionPolicy(constraint.get(policy_field) or default))
             except ValueError:
                 raise FieldError(
-                    f"{where}.{policy_field}", f"unknown policy {constraint.get(policy_field)!r}"
+                    f"{where}.{policy_field}",
+                    f"unknown policy {brief(constraint.get(policy_field))}",
                 ) from None
         match_keys = [
             as_str(k, f"{where}.matchLabelKeys")
@@ -456,7 +460,7 @@ def _parse_node_affinity(
     ):
         where = f"{preferred_field}[{index}]"
         weighted = as_map(item, where)
-        weight = as_int(weighted.get("weight"), f"{where}.weight")
+        weight = as_int(weighted.get("weight"), f"{where}.weight", bits=32)
         if not 0 <= weight <= 100:
             raise FieldError(f"{where}.weight", f"must be between 0 and 100, got {weight}")
         preferred.append(
@@ -487,7 +491,7 @@ def _parse_host_ports(
         ):
             where = f"{section}[{index}].ports[{port_index}]"
             port = as_map(item, where)
-            host_port = as_int(port.get("hostPort"), f"{where}.hostPort")
+            host_port = as_int(port.get("hostPort"), f"{where}.hostPort", bits=32)
             if host_port <= 0:
                 continue
             ports.append(
@@ -527,6 +531,17 @@ def _parse_claims(raw: object, pod_name: str) -> tuple[str, ...]:
             # A generic ephemeral volume is backed by a PVC named <pod>-<volume>.
             claims.append(f"{pod_name}-{as_str(volume.get('name'), f'spec.volumes[{index}].name')}")
     return tuple(claims)
+
+
+def _parse_resource_claims(raw: object) -> tuple[str, ...]:
+    names = []
+    for index, item in enumerate(as_list(raw, "spec.resourceClaims")):
+        where = f"spec.resourceClaims[{index}]"
+        name = as_str(as_map(item, where).get("name"), f"{where}.name")
+        if not name:
+            raise FieldError(f"{where}.name", "must be set")
+        names.append(name)
+    return tuple(names)
 
 
 def _parse_pod(raw: RawObject) -> Pod:
@@ -604,7 +619,7 @@ def _parse_pod(raw: RawObject) -> Pod:
         or DEFAULT_SCHEDULER_NAME,
         node_name=as_str(spec.get("nodeName"), "spec.nodeName"),
         nominated_node_name=as_str(status.get("nominatedNodeName"), "status.nominatedNodeName"),
-        priority=as_int(spec.get("priority"), "spec.priority"),
+        priority=as_int(spec.get("priority"), "spec.priority", bits=32),
         phase=as_str(status.get("phase"), "status.phase"),
         terminating=metadata.get("deletionTimestamp") is not None,
         requests=computed.requests,
@@ -625,6 +640,7 @@ def _parse_pod(raw: RawObject) -> Pod:
         spread_constraints=_parse_spread(spec.get("topologySpreadConstraints"), labels),
         scheduling_gates=gates,
         claim_names=_parse_claims(spec.get("volumes"), name),
+        resource_claims=_parse_resource_claims(spec.get("resourceClaims")),
         owner_references=tuple(owners),
         preemption_policy=as_str(spec.get("preemptionPolicy"), "spec.preemptionPolicy")
         or "PreemptLowerPriority",
@@ -645,7 +661,7 @@ def _parse_time(raw: object, field: str) -> float | None:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise FieldError(field, f"expected an RFC 3339 time, got {text!r}") from None
+        raise FieldError(field, f"expected an RFC 3339 time, got {brief(text)}") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()

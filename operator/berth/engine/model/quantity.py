@@ -1,93 +1,86 @@
-"""Kubernetes resource quantities ("500m", "1Gi", "1e3", "0.5") as exact fractions.
+"""Kubernetes resource quantities ("500m", "1Gi", "1e3", "0.5"), read the way kube-scheduler reads them.
 
-The engine keeps every resource as an integer in its canonical unit: CPU in
-millicores and everything else in base units. Like the API machinery, conversion
-rounds *up* (a request of 0.5 bytes needs a whole byte, 0.1m CPU a whole millicore).
+The engine keeps every resource as an integer in its canonical unit: CPU in millicores
+(`Quantity.MilliValue()` upstream) and everything else in base units (`Value()`). Both round
+*up*, so a request of 0.5 bytes needs a whole byte and 0.1m CPU a whole millicore.
+
+Amounts beyond 64 bits are accepted by kube-apiserver and do not crash kube-scheduler: it
+saturates (`memory: 8Ei` is 2^63-1 bytes), reads 0 (`cpu: 1e30` is 0 millicores, so such a
+pod fits anywhere) or wraps, depending on how the text was written and re-printed. Berth
+reproduces each case (see `quantity_form`) so that it places such pods and nodes the same way.
 """
 
 from __future__ import annotations
 
-import re
-from fractions import Fraction
+from decimal import Decimal
 
 from berth.engine.errors import FieldError
+from berth.engine.model.parsing import brief
+from berth.engine.model.quantity_form import BINARY_SUFFIXES, Quantity, parse_text, wrap_int64
 
-_BINARY_SUFFIXES = {
-    "Ki": 2**10,
-    "Mi": 2**20,
-    "Gi": 2**30,
-    "Ti": 2**40,
-    "Pi": 2**50,
-    "Ei": 2**60,
-}
-_DECIMAL_SUFFIXES = {
-    "n": Fraction(1, 10**9),
-    "u": Fraction(1, 10**6),
-    "m": Fraction(1, 10**3),
-    "": Fraction(1),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "P": Fraction(10**15),
-    "E": Fraction(10**18),
-}
-_QUANTITY = re.compile(
-    r"^(?P<sign>[+-]?)(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
-    r"(?:(?P<exponent>[eE][+-]?[0-9]+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]?))$"
-)
+__all__ = [
+    "MAX_QUANTITY_LENGTH",
+    "Quantity",
+    "format_amount",
+    "parse_quantity",
+    "to_milli",
+    "to_units",
+    "wrap_int64",
+]
+
+# Longer texts are refused: no real amount needs them, and they would cost big-number maths.
+MAX_QUANTITY_LENGTH = 256
 
 
-def parse_quantity(value: object) -> Fraction:
-    """Parse a quantity in any of the forms the API server accepts.
+def _float_text(value: float) -> str:
+    """A float as kubectl's JSON writes it (Go's encoding/json), which decides its inline form.
 
-    Integers and floats (as YAML produces for ``cpu: 2``) are accepted too. Raises
-    `FieldError` with an empty field path; callers add where it was found.
+    Fixed notation from 1e-6 up to 1e21, exponent notation outside; shortest digits either way.
     """
-    if isinstance(value, bool):
-        raise FieldError("", f"invalid quantity {value!r}: expected a string or number")
-    if isinstance(value, int):
-        return Fraction(value)
-    if isinstance(value, float):
-        text = repr(value)
-    elif isinstance(value, str):
+    text = repr(value)
+    if "e" in text and 1e-6 <= abs(value) < 1e21:
+        text = format(Decimal(text), "f")
+    if "." in text and "e" not in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def parse_quantity(value: object) -> Quantity:
+    """Parse a quantity in any of the forms the API server accepts, refusing negative ones.
+
+    Integers and floats (as YAML produces for ``cpu: 2``) are read from their decimal text,
+    as kubectl sends them. Raises `FieldError` with an empty field path; callers add where
+    it was found.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise FieldError("", f"invalid quantity {brief(value)}: expected a string or number")
+    if isinstance(value, str):
         text = value.strip()
+    elif isinstance(value, int):
+        if value.bit_length() > 4 * MAX_QUANTITY_LENGTH:
+            raise FieldError("", "invalid quantity: too many digits")
+        text = str(value)
     else:
-        raise FieldError("", f"invalid quantity {value!r}: expected a string or number")
-    match = _QUANTITY.match(text)
-    if match is None:
-        raise FieldError("", f"invalid quantity {text!r}")
-    number = Fraction(match["number"])
-    if match["sign"] == "-":
-        number = -number
-    exponent = match["exponent"]
-    if exponent is not None:
-        power = int(exponent[1:])
-        if abs(power) > 30:
-            raise FieldError("", f"invalid quantity {text!r}: exponent out of range")
-        return number * Fraction(10) ** power
-    suffix = match["suffix"] or ""
-    if suffix in _BINARY_SUFFIXES:
-        return number * _BINARY_SUFFIXES[suffix]
-    return number * _DECIMAL_SUFFIXES[suffix]
-
-
-def _ceil(value: Fraction) -> int:
-    return -((-value.numerator) // value.denominator)
+        text = _float_text(value)
+    if len(text) > MAX_QUANTITY_LENGTH:
+        raise FieldError(
+            "", f"invalid quantity {brief(text)}: longer than {MAX_QUANTITY_LENGTH} characters"
+        )
+    return parse_text(text).effective()
 
 
 def to_milli(value: object) -> int:
-    """The quantity in thousandths, rounded up (how CPU is counted)."""
-    return _ceil(parse_quantity(value) * 1000)
+    """The quantity in thousandths, rounded up (how CPU is counted): upstream's MilliValue()."""
+    return parse_quantity(value).scaled(-3)
 
 
 def to_units(value: object) -> int:
-    """The quantity in whole units, rounded up (bytes, counts)."""
-    return _ceil(parse_quantity(value))
+    """The quantity in whole units, rounded up (bytes, counts): upstream's Value()."""
+    return parse_quantity(value).scaled(0)
 
 
 _BINARY_BY_SIZE = sorted(
-    ((factor, suffix) for suffix, factor in _BINARY_SUFFIXES.items()), reverse=True
+    ((2**power, suffix) for suffix, power in BINARY_SUFFIXES.items()), reverse=True
 )
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from berth.engine.errors import FieldError
-from berth.engine.model.quantity import to_milli, to_units
+from berth.engine.model.parsing import brief, brief_name
+from berth.engine.model.quantity import to_milli, to_units, wrap_int64
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -38,33 +39,33 @@ def canonical_amount(name: str, value: object) -> int:
     return to_milli(value) if name == CPU else to_units(value)
 
 
-def parse_resource_list(raw: object, *, allow_negative: bool = False) -> dict[str, int]:
+def parse_resource_list(raw: object) -> dict[str, int]:
     """Parse ``{"cpu": "500m", "memory": "1Gi", ...}`` into canonical integers.
 
-    Untracked names are kept out so that they cannot change any decision.
+    Untracked names are kept out so that they cannot change any decision. Negative
+    quantities are refused (as kube-apiserver refuses them).
     """
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
-        raise FieldError("", f"expected a map of resource names to quantities, got {raw!r}")
+        raise FieldError("", f"expected a map of resource names to quantities, got {brief(raw)}")
     parsed: dict[str, int] = {}
     for name, value in raw.items():
         if not isinstance(name, str):
-            raise FieldError("", f"resource name {name!r} is not a string")
+            raise FieldError("", f"resource name {brief(name)} is not a string")
         try:
             amount = canonical_amount(name, value)
         except FieldError as error:
-            raise FieldError(name, error.problem) from None
-        if amount < 0 and not allow_negative:
-            raise FieldError(name, f"quantity {value!r} must not be negative")
+            raise FieldError(brief_name(name), error.problem) from None
         if is_tracked_resource(name):
             parsed[name] = amount
     return parsed
 
 
 def add_into(total: dict[str, int], extra: ResourceList) -> None:
+    # kube-scheduler sums in int64; so do we, so that absurd amounts wrap as they do there.
     for name, amount in extra.items():
-        total[name] = total.get(name, 0) + amount
+        total[name] = wrap_int64(total.get(name, 0) + amount)
 
 
 def max_into(total: dict[str, int], other: ResourceList) -> None:

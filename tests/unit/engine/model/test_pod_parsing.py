@@ -69,6 +69,27 @@ from tests.builders import make_node, make_pod
             {"metadata": {"name": "p"}, "spec": {"priority": "high"}},
             "Pod default/p: spec.priority: expected an integer, got 'high'",
         ),
+        (
+            {"metadata": {"name": "p"}, "spec": {"priority": 2**31}},
+            "Pod default/p: spec.priority: 2147483648 is out of range for a 32-bit integer",
+        ),
+        (
+            {
+                "metadata": {"name": "p"},
+                "spec": {"containers": [{"name": "c", "ports": [{"hostPort": 2**70}]}]},
+            },
+            "Pod default/p: spec.containers[0].ports[0].hostPort: 1180591620717411303424 is out "
+            "of range for a 32-bit integer",
+        ),
+        (
+            {"metadata": {"name": ["x"] * 10**6, "namespace": "ns" * 10**6}},
+            f"Pod {'ns' * 50}.../[{', '.join([repr('x')] * 4)}, ...]: metadata.name: expected "
+            f"a string, got [{', '.join([repr('x')] * 4)}, ...]",
+        ),
+        (
+            {"metadata": {"name": "p"}, "spec": {"resourceClaims": [{"source": {}}]}},
+            "Pod default/p: spec.resourceClaims[0].name: must be set",
+        ),
     ],
     ids=[
         "bad-quantity",
@@ -78,6 +99,10 @@ from tests.builders import make_node, make_pod
         "no-topology-key",
         "no-name",
         "bad-priority",
+        "priority-beyond-int32",
+        "host-port-beyond-int32",
+        "huge-values-quoted-briefly",
+        "unnamed-resource-claim",
     ],
 )
 def test_malformed_pods_name_object_and_field(raw: dict[str, Any], message: str) -> None:
