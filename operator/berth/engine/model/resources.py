@@ -19,6 +19,11 @@ DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
 ResourceList = Mapping[str, int]
 
+# The API server caps every quantity at 2^63-1 (resource.ParseQuantity's maxAllowed) and
+# kube-scheduler counts in int64. Amounts beyond that (8Ei of memory, 2^63-1 cores in
+# millicores) are held at the cap too, so that the node table's int64 columns can take them.
+MAX_AMOUNT = 2**63 - 1
+
 
 def is_scalar_resource(name: str) -> bool:
     """Extended, hugepages, attachable-volume and prefixed native resources.
@@ -34,8 +39,10 @@ def is_tracked_resource(name: str) -> bool:
 
 
 def canonical_amount(name: str, value: object) -> int:
-    """A quantity in the unit the engine counts `name` in: millicores for CPU, else whole units."""
-    return to_milli(value) if name == CPU else to_units(value)
+    """A quantity in the unit the engine counts `name` in: millicores for CPU, else whole units,
+    held within int64 like every amount kube-scheduler counts."""
+    amount = to_milli(value) if name == CPU else to_units(value)
+    return max(-MAX_AMOUNT, min(amount, MAX_AMOUNT))
 
 
 def parse_resource_list(raw: object, *, allow_negative: bool = False) -> dict[str, int]:
@@ -63,8 +70,9 @@ def parse_resource_list(raw: object, *, allow_negative: bool = False) -> dict[st
 
 
 def add_into(total: dict[str, int], extra: ResourceList) -> None:
+    """Add `extra` into `total`, each sum held at MAX_AMOUNT (a pod's totals stay int64)."""
     for name, amount in extra.items():
-        total[name] = total.get(name, 0) + amount
+        total[name] = min(total.get(name, 0) + amount, MAX_AMOUNT)
 
 
 def max_into(total: dict[str, int], other: ResourceList) -> None:

@@ -1,0 +1,130 @@
+"""What became of every pod fed through the live path, and the invariants that must hold.
+
+Every pod ends in exactly one of: bound (one binding, reported, onto a node that had room),
+pending (a FailedScheduling reason was reported), gated (held by its scheduling gates), refused
+(its parse error was logged, naming the field), already assigned, or not ours (a schedulerName
+no profile serves). Anything else, and any error logged by the loop, is a bug.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from enum import StrEnum
+
+from berth.engine.errors import InvalidObjectError
+from berth.engine.model.node import Node
+from berth.engine.model.pod import Pod
+from berth.engine.model.resources import MAX_AMOUNT
+from tests.unit.fuzz.live_path import LivePath
+
+INTERNAL_ERROR = "internal error"
+
+
+class Outcome(StrEnum):
+    BOUND = "bound"
+    PENDING = "pending"
+    GATED = "gated"
+    REFUSED = "refused"
+    ASSIGNED = "assigned"
+    NOT_OURS = "not ours"
+
+
+def _parsed(raw: dict[str, object]) -> Pod | InvalidObjectError:
+    try:
+        return Pod.from_dict(raw)
+    except InvalidObjectError as error:
+        return error
+
+
+def classify(live: LivePath) -> dict[str, Outcome]:
+    """Each pod's outcome, keyed by UID; raises AssertionError naming the first pod that has none."""
+    errors = live.logs.messages(logging.ERROR)
+    assert not errors, f"the loop logged errors: {errors}"
+    warnings = live.logs.messages(logging.WARNING)
+    served = set(live.app.scheduler.profiles.names())
+    bindings = Counter(uid for uid, _ in live.binder.bindings)
+    outcomes: dict[str, Outcome] = {}
+    for uid, raw in live.pods.items():
+        pod = _parsed(raw)
+        if isinstance(pod, InvalidObjectError):
+            assert pod.field, f"refused without naming a field: {pod}"
+            assert any(str(pod) in message for message in warnings), f"refusal not logged: {pod}"
+            outcomes[uid] = Outcome.REFUSED
+            continue
+        failures = live.reporter.failures.get(uid, [])
+        if raw["spec"].get("nodeName"):  # type: ignore[union-attr]
+            assert not bindings[uid] and not failures, f"{pod.key} was already assigned"
+            outcomes[uid] = Outcome.ASSIGNED
+        elif pod.scheduler_name not in served:
+            assert not bindings[uid] and not failures, f"{pod.key} is not ours"
+            outcomes[uid] = Outcome.NOT_OURS
+        elif bindings[uid]:
+            nodes = [node for pod_uid, node in live.binder.bindings if pod_uid == uid]
+            assert len(nodes) == 1, f"{pod.key} was bound {len(nodes)} times: {nodes}"
+            assert nodes[0] in live.nodes, f"{pod.key} was bound to unknown node {nodes[0]}"
+            reported = [node for pod_uid, node in live.reporter.bound if pod_uid == uid]
+            assert reported == nodes, f"{pod.key}: bound to {nodes}, reported {reported}"
+            outcomes[uid] = Outcome.BOUND
+        elif failures:
+            message, _reason = failures[-1]
+            assert message, f"{pod.key}: FailedScheduling without a message"
+            assert INTERNAL_ERROR not in message, f"{pod.key}: {message}"
+            outcomes[uid] = Outcome.PENDING
+        elif pod.scheduling_gates and live.app.scheduler.queue.queue_of(uid) == "gated":
+            outcomes[uid] = Outcome.GATED
+        else:
+            where = live.app.scheduler.queue.queue_of(uid)
+            raise AssertionError(f"{pod.key} ended neither bound nor pending (queue: {where})")
+    return outcomes
+
+
+def overcommitted_nodes(live: LivePath) -> list[str]:
+    """After each round, nodes where a pod Berth bound then holds more of a resource it
+    requests (or more pods) than the node's allocatable at the start of that round."""
+    problems = []
+    for round_ in live.rounds:
+        bound = [
+            (uid, node)
+            for uid, node in live.binder.bindings[: round_.bindings.stop]
+            if uid not in live.deleted
+        ]
+        newcomers = {live.binder.bindings[index] for index in round_.bindings}
+        for node_name in sorted({node for _, node in newcomers}):
+            if node_name not in round_.nodes:
+                continue  # deleted meanwhile; classify() checks it existed
+            allocatable = Node.from_dict(round_.nodes[node_name]).allocatable
+            on_node = [
+                pod
+                for uid in round_.residents
+                if isinstance(pod := _parsed(live.pods[uid]), Pod)
+                and pod.node_name == node_name
+                and not pod.is_terminal
+            ]
+            on_node += [_pod(live, uid) for uid, node in bound if node == node_name]
+            checked = {"pods"} | {
+                name
+                for uid, node in newcomers
+                if node == node_name
+                for name, amount in _pod(live, uid).requests.items()
+                if amount > 0
+            }
+            for resource in sorted(checked):
+                used = (
+                    len(on_node)
+                    if resource == "pods"
+                    else sum(pod.requests.get(resource, 0) for pod in on_node)
+                )
+                if used > MAX_AMOUNT:
+                    continue  # kube-scheduler's int64 sums wrap here too; not a fit question
+                if used > allocatable.get(resource, 0):
+                    problems.append(
+                        f"{node_name}: {resource} {used} > {allocatable.get(resource, 0)}"
+                    )
+    return problems
+
+
+def _pod(live: LivePath, uid: str) -> Pod:
+    pod = _parsed(live.pods[uid])
+    assert isinstance(pod, Pod)
+    return pod
