@@ -28,7 +28,9 @@ EXTENDED_RESOURCES = ("example.com/gpu", "hugepages-2Mi", "attachable-volumes-cs
 def taints(draw: st.DrawFn) -> list[dict[str, Any]]:
     """At most one taint per (key, effect), as the API requires."""
     drawn: dict[tuple[str, str], dict[str, Any]] = {}
-    for _ in range(draw(st.integers(0, 3))):
+    if draw(st.integers(0, 2)):
+        return []
+    for _ in range(draw(st.integers(1, 3))):
         key = draw(st.one_of(st.sampled_from(("dedicated", "gpu", "spot")), qualified_names()))
         effect = draw(st.sampled_from(TAINT_EFFECTS))
         taint: dict[str, Any] = {"key": key, "effect": effect}
@@ -41,14 +43,15 @@ def taints(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 @st.composite
 def resource_lists(draw: st.DrawFn, *, plausible: st.SearchStrategy[str]) -> dict[str, Any]:
-    """Allocatable or capacity: usually plausible amounts, sometimes extreme ones."""
-    amounts = st.one_of(plausible, quantities())
+    """Allocatable or capacity: usually plausible amounts, sometimes extreme or missing ones."""
     resources: dict[str, Any] = {}
-    for name in ("cpu", "memory", "pods", "ephemeral-storage"):
-        if draw(st.integers(0, 5)):
-            resources[name] = draw(amounts)
+    for name, usual in (("cpu", "4"), ("memory", "16Gi"), ("pods", "110"), ("ephemeral-storage", "100Gi")):
+        odds = draw(st.integers(0, 9))
+        if odds == 0:
+            continue
+        resources[name] = usual if odds > 3 else draw(st.one_of(plausible, quantities()))
     for name in draw(st.lists(st.sampled_from(EXTENDED_RESOURCES), unique=True, max_size=2)):
-        resources[name] = draw(amounts)
+        resources[name] = draw(st.one_of(plausible, quantities()))
     return resources
 
 
@@ -102,5 +105,7 @@ def raw_nodes(draw: st.DrawFn, *, name: str | None = None) -> dict[str, Any]:
 @st.composite
 def node_sets(draw: st.DrawFn, *, max_size: int = 6) -> list[dict[str, Any]]:
     """Nodes with distinct names (an empty cluster is legal too)."""
-    names = draw(st.lists(dns_subdomains(), max_size=max_size, unique=True))
+    if draw(st.integers(0, 9)) == 0:
+        return []
+    names = draw(st.lists(dns_subdomains(), min_size=1, max_size=max_size, unique=True))
     return [draw(raw_nodes(name=name)) for name in names]

@@ -36,10 +36,15 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 @st.composite
 def _requests(draw: st.DrawFn) -> dict[str, Any]:
-    amounts = st.one_of(small_quantities(), small_quantities(), quantities())
+    """Mostly cpu and memory that fit a usual node; sometimes anything, up to 8Ei."""
+    if draw(st.integers(0, 3)):
+        return {
+            name: draw(small_quantities())
+            for name in draw(st.lists(st.sampled_from(("cpu", "memory")), unique=True))
+        }
     names = ("cpu", "memory", "ephemeral-storage", *EXTENDED_RESOURCES)
     return {
-        name: draw(amounts)
+        name: draw(st.one_of(small_quantities(), quantities()))
         for name in draw(st.lists(st.sampled_from(names), unique=True, max_size=3))
     }
 
@@ -83,7 +88,9 @@ def containers(draw: st.DrawFn, *, prefix: str, sidecars: bool) -> list[dict[str
         }
         if sidecars and draw(st.booleans()):
             container["restartPolicy"] = "Always"
-        if not sidecars or container.get("restartPolicy") == "Always":
+        if (not sidecars or container.get("restartPolicy") == "Always") and draw(
+            st.integers(0, 3)
+        ) == 0:
             ports = draw(host_ports())
             if ports:
                 container["ports"] = ports
@@ -156,7 +163,7 @@ def raw_pods(
         ),
     }
     for key, strategy in optional.items():
-        if draw(st.integers(0, 2)) == 0:
+        if draw(st.integers(0, 4)) == 0:
             spec[key] = draw(strategy)
     status: dict[str, Any] = {"phase": "Pending"}
     running = node_names and draw(st.integers(0, 4)) == 0
@@ -164,7 +171,7 @@ def raw_pods(
         spec["nodeName"] = draw(st.sampled_from(node_names))
         spec.pop("schedulingGates", None)  # the API refuses gates on a bound pod
         status = {"phase": "Running", "startTime": "2026-01-02T03:04:05Z"}
-    elif draw(st.integers(0, 3)) == 0:
+    elif draw(st.integers(0, 9)) == 0:
         spec["nodeName"] = draw(dns_subdomains())  # bound to a node we never saw
         spec.pop("schedulingGates", None)
         status = {"phase": "Running"}
