@@ -20,8 +20,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from berth.engine.errors import InvalidObjectError
-from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
 from berth.kube.app import BerthApp, Settings
 from berth.kube.profile_controller import ProfileController, Verdict
@@ -30,6 +28,31 @@ from berth.scheduling.ports import BindOutcome, BindResult, SchedulingReason
 # Yields of the event loop without any change after which the loop counts as idle.
 QUIET_YIELDS = 4
 MAX_ROUNDS = 2000
+
+# The profiles the pod fuzzing runs under: kube-scheduler's defaults, and a bin-packing one.
+SCHEDULER_NAMES = ["berth", "berth-binpack"]
+PROFILES = [
+    {
+        "apiVersion": "berth.dev/v1alpha1",
+        "kind": "SchedulerProfile",
+        "metadata": {"name": "default", "generation": 1},
+        "spec": {"schedulerName": "berth"},
+    },
+    {
+        "apiVersion": "berth.dev/v1alpha1",
+        "kind": "SchedulerProfile",
+        "metadata": {"name": "binpack", "generation": 1},
+        "spec": {
+            "schedulerName": "berth-binpack",
+            "pluginConfig": [
+                {
+                    "name": "NodeResourcesFit",
+                    "args": {"scoringStrategy": {"type": "MostAllocated"}},
+                }
+            ],
+        },
+    },
+]
 
 
 @dataclass
@@ -60,7 +83,9 @@ class RecordingReporter:
 class RecordingPreemptor:
     preemptions: list[tuple[str, str, int]] = field(default_factory=list)
 
-    def preempt(self, preemptor: Pod, node_name: str, victims: Sequence[Pod], *, profile: str) -> None:
+    def preempt(
+        self, preemptor: Pod, node_name: str, victims: Sequence[Pod], *, profile: str
+    ) -> None:
         self.preemptions.append((preemptor.uid, node_name, len(victims)))
 
     def nominate(self, pod: Pod, node_name: str) -> None:
@@ -131,11 +156,13 @@ class LivePath:
             preemptor=self.preemptor,
         )
         self.profiles = ProfileController(self.app.scheduler, session=self.api)
-        self.pods: dict[str, dict[str, Any]] = {}  # uid -> the raw pod as first fed in
+        self.pods: dict[str, dict[str, Any]] = {}  # uid -> the raw pod as last fed in
+        self.seen_nodes: set[str] = set()
         self.nodes: dict[str, dict[str, Any]] = {}  # name -> the last raw node fed in
         self.deleted: set[str] = set()  # UIDs of pods fed in as DELETED
         self.rounds: list[Round] = []
         self._echoed = 0
+        self._bound_to: dict[str, str] = {}
 
     # ------------------------------------------------------------------ intake, as the handlers call it
 
@@ -148,11 +175,17 @@ class LivePath:
             self.nodes.pop(name, None)
         else:
             self.nodes[name] = raw
+            self.seen_nodes.add(name)
         self.app.on_node_event(event_type, raw)
 
     def pod_event(self, event_type: str, raw: dict[str, Any]) -> None:
         uid = raw["metadata"]["uid"]
-        self.pods.setdefault(uid, raw)
+        self.pods[uid] = raw
+        bound_to = self._bound_to.get(uid)
+        if bound_to is not None and not raw["spec"].get("nodeName"):
+            # The API server's copy of a pod we bound names its node from then on.
+            raw = copy.deepcopy(raw)
+            raw["spec"]["nodeName"] = bound_to
         if event_type == "DELETED":
             self.deleted.add(uid)
         self.app.on_pod_event(event_type, raw)
@@ -161,9 +194,10 @@ class LivePath:
         """`raw` exists when the loop starts: `acquire()` finds it in the API's listing."""
         if kind == "node":
             self.nodes[raw["metadata"]["name"]] = raw
+            self.seen_nodes.add(raw["metadata"]["name"])
             self.api.nodes.append(raw)
         else:
-            self.pods.setdefault(raw["metadata"]["uid"], raw)
+            self.pods[raw["metadata"]["uid"]] = raw
             self.api.pods.append(raw)
 
     # ------------------------------------------------------------------ the loop
@@ -210,9 +244,12 @@ class LivePath:
 
     def _echo_bindings(self) -> None:
         for uid, node_name in self.binder.bindings[self._echoed :]:
+            self._bound_to[uid] = node_name
             bound = copy.deepcopy(self.pods[uid])
             bound["spec"]["nodeName"] = node_name
-            bound["metadata"]["resourceVersion"] += "1"
+            bound["metadata"]["resourceVersion"] = (
+                f"{bound['metadata'].get('resourceVersion', '')}1"
+            )
             self.app.on_pod_event("MODIFIED", bound)
         self._echoed = len(self.binder.bindings)
 

@@ -46,6 +46,8 @@ def classify(live: LivePath) -> dict[str, Outcome]:
     bindings = Counter(uid for uid, _ in live.binder.bindings)
     outcomes: dict[str, Outcome] = {}
     for uid, raw in live.pods.items():
+        if uid in live.deleted:
+            continue
         pod = _parsed(raw)
         if isinstance(pod, InvalidObjectError):
             assert pod.field, f"refused without naming a field: {pod}"
@@ -53,8 +55,8 @@ def classify(live: LivePath) -> dict[str, Outcome]:
             outcomes[uid] = Outcome.REFUSED
             continue
         failures = live.reporter.failures.get(uid, [])
-        if raw["spec"].get("nodeName"):  # type: ignore[union-attr]
-            assert not bindings[uid] and not failures, f"{pod.key} was already assigned"
+        if raw["spec"].get("nodeName") and not bindings[uid]:  # type: ignore[union-attr]
+            assert not failures, f"{pod.key} was already assigned"
             outcomes[uid] = Outcome.ASSIGNED
         elif pod.scheduler_name not in served:
             assert not bindings[uid] and not failures, f"{pod.key} is not ours"
@@ -62,7 +64,7 @@ def classify(live: LivePath) -> dict[str, Outcome]:
         elif bindings[uid]:
             nodes = [node for pod_uid, node in live.binder.bindings if pod_uid == uid]
             assert len(nodes) == 1, f"{pod.key} was bound {len(nodes)} times: {nodes}"
-            assert nodes[0] in live.nodes, f"{pod.key} was bound to unknown node {nodes[0]}"
+            assert nodes[0] in live.seen_nodes, f"{pod.key} was bound to unknown node {nodes[0]}"
             reported = [node for pod_uid, node in live.reporter.bound if pod_uid == uid]
             assert reported == nodes, f"{pod.key}: bound to {nodes}, reported {reported}"
             outcomes[uid] = Outcome.BOUND

@@ -9,50 +9,32 @@ reported reason, gated, or refused with a logged reason naming the field.
 from __future__ import annotations
 
 import asyncio
+import copy
+import os
 from dataclasses import dataclass
 from typing import Any
 
-import os
 from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 
-from tests.unit.fuzz.live_path import LivePath, captured_logs
+from tests.unit.fuzz.live_path import PROFILES, SCHEDULER_NAMES, LivePath, captured_logs
 from tests.unit.fuzz.outcomes import classify, overcommitted_nodes
-from tests.unit.fuzz.strategies.nodes import node_sets
+from tests.unit.fuzz.strategies.api_values import labels
+from tests.unit.fuzz.strategies.nodes import node_sets, raw_nodes
 from tests.unit.fuzz.strategies.pods import raw_pods
+from tests.unit.fuzz.strategies.profiles import raw_profiles
 
 FUZZ = settings(
-    max_examples=40,
+    # FUZZ_EXAMPLES / FUZZ_NO_SHRINK: a longer hunt on a workstation; CI runs the default.
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "30")),
     deadline=None,
     derandomize=True,  # CI sees the same examples every run
     database=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate] if os.environ.get("FUZZ_NO_SHRINK") else list(Phase),
+    phases=[Phase.explicit, Phase.reuse, Phase.generate]
+    if os.environ.get("FUZZ_NO_SHRINK")
+    else list(Phase),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-
-SCHEDULER_NAMES = ["berth", "berth-binpack"]
-PROFILES = [
-    {
-        "apiVersion": "berth.dev/v1alpha1",
-        "kind": "SchedulerProfile",
-        "metadata": {"name": "default", "generation": 1},
-        "spec": {"schedulerName": "berth"},
-    },
-    {
-        "apiVersion": "berth.dev/v1alpha1",
-        "kind": "SchedulerProfile",
-        "metadata": {"name": "binpack", "generation": 1},
-        "spec": {
-            "schedulerName": "berth-binpack",
-            "pluginConfig": [
-                {
-                    "name": "NodeResourcesFit",
-                    "args": {"scoringStrategy": {"type": "MostAllocated"}},
-                }
-            ],
-        },
-    },
-]
 
 
 @dataclass
@@ -101,6 +83,111 @@ def test_every_generated_pod_ends_bound_pending_or_refused(cluster: Cluster) -> 
             live = LivePath(logs)
             try:
                 await _feed(cluster, live)
+                _check(live)
+            finally:
+                await live.stop()
+
+    asyncio.run(scenario())
+
+
+@st.composite
+def profiled_clusters(
+    draw: st.DrawFn,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Generated profiles (two may claim one schedulerName), then nodes and pods for them."""
+    profiles = draw(
+        st.lists(
+            st.sampled_from(SCHEDULER_NAMES).flatmap(
+                lambda name: raw_profiles(scheduler_name=name)
+            ),
+            min_size=1,
+            max_size=3,
+        )
+    )
+    nodes = draw(node_sets(max_size=3))
+    node_names = [raw["metadata"]["name"] for raw in nodes]
+    pods = draw(
+        st.lists(raw_pods(scheduler_names=SCHEDULER_NAMES, node_names=node_names), max_size=6)
+    )
+    return profiles, nodes, pods
+
+
+@FUZZ
+@given(profiled_clusters())
+def test_generated_profiles_are_served_or_refused_naming_the_field(
+    drawn: tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]],
+) -> None:
+    profiles, nodes, pods = drawn
+
+    async def scenario() -> None:
+        with captured_logs() as logs:
+            live = LivePath(logs)
+            try:
+                await live.start()
+                for document in profiles:
+                    verdict = live.apply_profile(document)
+                    if not verdict.accepted:
+                        field, _, problem = verdict.message.partition(": ")
+                        assert field.startswith("spec") and problem, verdict.message
+                for raw in nodes:
+                    live.node_event("ADDED", raw)
+                for raw in pods:
+                    live.pod_event("ADDED", raw)
+                await live.settle()
+                assert live.loop_running()
+                classify(live)
+            finally:
+                await live.stop()
+
+    asyncio.run(scenario())
+
+
+@dataclass
+class Churn:
+    cluster: Cluster
+    changes: list[tuple[str, dict[str, Any]]]  # (event type, raw node or pod), after a settle
+
+
+@st.composite
+def churned_clusters(draw: st.DrawFn) -> Churn:
+    """A cluster, then updates and deletions of its objects while the loop runs."""
+    cluster = draw(clusters())
+    known = [raw for _, raw in cluster.events]
+    changes: list[tuple[str, dict[str, Any]]] = []
+    for _ in range(draw(st.integers(1, 6))) if known else ():
+        raw = draw(st.sampled_from(known))
+        kind = raw["kind"]
+        action = draw(st.sampled_from(("MODIFIED", "DELETED")))
+        if action == "DELETED":
+            changes.append(("DELETED", raw))
+            continue
+        if kind == "Node":  # same name, anything else may change: labels, taints, allocatable
+            changed = draw(raw_nodes(name=raw["metadata"]["name"]))
+        else:  # what users change on a pending pod: its gates go, its labels change
+            changed = copy.deepcopy(raw)
+            changed["spec"].pop("schedulingGates", None)
+            changed["metadata"]["labels"] = draw(labels())
+        # Every change the API server reports carries a new resourceVersion.
+        changed["metadata"]["resourceVersion"] = (
+            f"{raw['metadata']['resourceVersion']}{len(changes)}"
+        )
+        changes.append(("MODIFIED", changed))
+    return Churn(cluster, changes)
+
+
+@FUZZ
+@given(churned_clusters())
+def test_updates_and_deletions_while_the_loop_runs(churn: Churn) -> None:
+    async def scenario() -> None:
+        with captured_logs() as logs:
+            live = LivePath(logs)
+            try:
+                await _feed(churn.cluster, live)
+                for event_type, raw in churn.changes:
+                    (live.node_event if raw["kind"] == "Node" else live.pod_event)(event_type, raw)
+                    if event_type == "DELETED" and raw["kind"] == "Node":
+                        live.nodes.pop(raw["metadata"]["name"], None)
+                await live.settle()
                 _check(live)
             finally:
                 await live.stop()

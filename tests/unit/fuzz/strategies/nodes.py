@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from tests.unit.fuzz.strategies.api_values import (
     dns_subdomains,
-    labels,
-    quantities,
-    qualified_names,
     label_values,
+    labels,
+    qualified_names,
+    quantities,
     unicode_text,
 )
 
@@ -45,7 +45,12 @@ def taints(draw: st.DrawFn) -> list[dict[str, Any]]:
 def resource_lists(draw: st.DrawFn, *, plausible: st.SearchStrategy[str]) -> dict[str, Any]:
     """Allocatable or capacity: usually plausible amounts, sometimes extreme or missing ones."""
     resources: dict[str, Any] = {}
-    for name, usual in (("cpu", "4"), ("memory", "16Gi"), ("pods", "110"), ("ephemeral-storage", "100Gi")):
+    for name, usual in (
+        ("cpu", "4"),
+        ("memory", "16Gi"),
+        ("pods", "110"),
+        ("ephemeral-storage", "100Gi"),
+    ):
         odds = draw(st.integers(0, 9))
         if odds == 0:
             continue

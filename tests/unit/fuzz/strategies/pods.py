@@ -18,8 +18,8 @@ from tests.unit.fuzz.strategies.api_values import (
     dns_labels,
     dns_subdomains,
     labels,
-    quantities,
     qualified_names,
+    quantities,
     small_quantities,
     unicode_text,
 )

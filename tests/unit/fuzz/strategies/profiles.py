@@ -53,17 +53,11 @@ def _resource_specs(max_weight: int) -> st.SearchStrategy[list[dict[str, Any]]]:
 
 def _fit_args() -> st.SearchStrategy[dict[str, Any]]:
     shape = st.lists(
-        st.fixed_dictionaries(
-            {"utilization": st.integers(-1, 101), "score": st.integers(-1, 11)}
-        ),
+        st.fixed_dictionaries({"utilization": st.integers(-1, 101), "score": st.integers(-1, 11)}),
         max_size=4,
     )
     strategy = st.fixed_dictionaries(
-        {
-            "type": st.sampled_from(
-                ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
-            )
-        },
+        {"type": st.sampled_from(("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"))},
         optional={
             "resources": _resource_specs(101),
             "requestedToCapacityRatio": st.fixed_dictionaries({"shape": shape}),
@@ -74,7 +68,9 @@ def _fit_args() -> st.SearchStrategy[dict[str, Any]]:
         optional={
             "scoringStrategy": strategy,
             "ignoredResources": st.lists(_RESOURCE_NAMES, max_size=2),
-            "ignoredResourceGroups": st.lists(st.sampled_from(("example.com", "hugepages")), max_size=1),
+            "ignoredResourceGroups": st.lists(
+                st.sampled_from(("example.com", "hugepages")), max_size=1
+            ),
         },
     )
 
@@ -136,7 +132,7 @@ def raw_profiles(draw: st.DrawFn, *, scheduler_name: str | None = None) -> dict[
     if draw(st.booleans()):
         points = draw(st.lists(st.sampled_from(ALL_POINTS), unique=True, max_size=3))
         spec["plugins"] = {point: draw(plugin_sets()) for point in points}
-    if draw(st.booleans()):
+    if draw(st.integers(0, 3)):
         configured = draw(st.lists(plugin_args(), max_size=3, unique_by=lambda item: item[0]))
         spec["pluginConfig"] = [{"name": name, "args": args} for name, args in configured]
     return {

@@ -50,9 +50,7 @@ def label_selectors(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         selector["matchLabels"] = draw(st.dictionaries(_keys(), _values(), max_size=2))
     if draw(st.booleans()):
-        selector["matchExpressions"] = draw(
-            st.lists(requirements(ordered=False), max_size=2)
-        )
+        selector["matchExpressions"] = draw(st.lists(requirements(ordered=False), max_size=2))
     return selector
 
 
@@ -103,7 +101,9 @@ def pod_affinity_terms(draw: st.DrawFn) -> dict[str, Any]:
     elif scope == 2:
         term["namespaceSelector"] = draw(label_selectors())
     elif scope == 3:
-        term["namespaces"] = draw(st.lists(st.sampled_from(("default", "kube-system", "x")), max_size=2))
+        term["namespaces"] = draw(
+            st.lists(st.sampled_from(("default", "kube-system", "x")), max_size=2)
+        )
     return term
 
 

@@ -1,0 +1,112 @@
+"""Regression tests for what the live-path fuzzing found, each on the example it shrank to.
+
+Quantities beyond int64 (``8Ei`` of CPU is 2^63 cores, so far more millicores; or several
+containers' memory summed) reached the node table's int64 columns as Python ints and raised
+OverflowError out of the watch intake, and out of `acquire()` when such a pod was in the
+start-up listing, so the scheduling loop never started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from berth.engine.model.pod import Pod
+from berth.engine.model.resources import MAX_AMOUNT, canonical_amount
+from tests.unit.fuzz.live_path import PROFILES, LivePath, captured_logs
+from tests.unit.fuzz.outcomes import Outcome, classify
+
+
+@pytest.mark.parametrize(
+    ("name", "quantity"),
+    [
+        ("cpu", "8Ei"),
+        ("cpu", "9223372036854775807"),
+        ("memory", "9223372036854775808"),
+        ("memory", "1E19"),
+        ("example.com/gpu", 2**64),
+    ],
+    ids=["cpu-8Ei", "cpu-int64-max-cores", "memory-int64-max-plus-one", "memory-1E19", "gpu-2^64"],
+)
+def test_amounts_beyond_int64_are_held_at_the_cap(name: str, quantity: object) -> None:
+    assert canonical_amount(name, quantity) == MAX_AMOUNT
+
+
+def test_summed_container_requests_are_held_at_the_cap() -> None:
+    memory = {"resources": {"requests": {"memory": "7Ei"}}}
+    pod = Pod.from_dict(
+        {
+            "metadata": {"name": "p", "uid": "u"},
+            "spec": {
+                "containers": [{"name": "a", **memory}, {"name": "b", **memory}],
+                "overhead": {"memory": "7Ei"},
+            },
+        }
+    )
+    assert pod.requests["memory"] == MAX_AMOUNT
+
+
+def _node(name: str) -> dict[str, Any]:
+    return {
+        "kind": "Node",
+        "metadata": {"name": name, "uid": name, "resourceVersion": "1"},
+        "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}},
+    }
+
+
+def _pod(uid: str, *, cpu: str, node_name: str = "") -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "schedulerName": "berth",
+        "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}],
+    }
+    if node_name:
+        spec["nodeName"] = node_name
+    return {
+        "kind": "Pod",
+        "metadata": {"name": uid, "namespace": "default", "uid": uid, "resourceVersion": "1"},
+        "spec": spec,
+        "status": {"phase": "Running" if node_name else "Pending"},
+    }
+
+
+def test_a_listed_pod_with_8Ei_of_cpu_does_not_stop_the_loop_from_starting() -> None:
+    async def scenario() -> dict[str, Outcome]:
+        with captured_logs() as logs:
+            live = LivePath(logs)
+            try:
+                for profile in PROFILES:
+                    live.apply_profile(profile)
+                live.listed("node", _node("n1"))
+                live.listed("pod", _pod("resident", cpu="8Ei", node_name="n1"))
+                live.listed("pod", _pod("pending", cpu="1"))
+                await live.start()
+                await live.settle()
+                assert live.loop_running()
+                return classify(live)
+            finally:
+                await live.stop()
+
+    outcomes = asyncio.run(scenario())
+    # n1 is full of the resident's (capped) CPU: the newcomer stays pending, with a reason.
+    assert outcomes == {"resident": Outcome.ASSIGNED, "pending": Outcome.PENDING}
+
+
+def test_a_watched_pod_with_8Ei_of_cpu_is_taken_in() -> None:
+    async def scenario() -> dict[str, Outcome]:
+        with captured_logs() as logs:
+            live = LivePath(logs)
+            try:
+                live.apply_profile(PROFILES[0])
+                await live.start()
+                live.node_event("ADDED", _node("n1"))
+                live.pod_event("ADDED", _pod("huge", cpu="8Ei"))
+                live.pod_event("ADDED", _pod("resident", cpu="8Ei", node_name="n1"))
+                await live.settle()
+                assert live.loop_running()
+                return classify(live)
+            finally:
+                await live.stop()
+
+    assert asyncio.run(scenario()) == {"huge": Outcome.PENDING, "resident": Outcome.ASSIGNED}
