@@ -2,9 +2,9 @@
 
 `LivePath` is a whole `BerthApp` (the kopf handlers' intake, the profile controller and the
 scheduling loop task that `acquire()` starts) whose outside world is replaced by recorders:
-a binder that always succeeds, a reporter, a preemptor and an empty API listing. `settle()`
-runs the loop until nothing moves any more, echoing each binding back as the watch would.
-`outcomes()` then classifies every pod fed in and checks the invariants the fuzz tests assert.
+a binder that always succeeds, a reporter, a preemptor and an API that only answers the
+start-up listings. `settle()` runs the loop until nothing moves any more, echoing each binding
+back as the watch would; outcomes.py then classifies every pod fed in.
 
 The recorders mirror the shared fake clock / binder the scheduling tests are converging on;
 swap them here (and only here) when those land.
@@ -15,10 +15,10 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from berth.engine.model.pod import Pod
 from berth.kube.app import BerthApp, Settings
@@ -256,3 +256,20 @@ class LivePath:
     async def stop(self) -> None:
         await self.app.release()
         await self.app.close()
+
+
+T = TypeVar("T")
+
+
+def run_live(scenario: Callable[[LivePath], Awaitable[T]]) -> T:
+    """Run `scenario` on a fresh LivePath in its own event loop, stopping the app afterwards."""
+
+    async def main() -> T:
+        with captured_logs() as logs:
+            live = LivePath(logs)
+            try:
+                return await scenario(live)
+            finally:
+                await live.stop()
+
+    return asyncio.run(main())

@@ -8,14 +8,13 @@ start-up listing, so the scheduling loop never started.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 
 from berth.engine.model.pod import Pod
 from berth.engine.model.resources import MAX_AMOUNT, canonical_amount
-from tests.unit.fuzz.live_path import PROFILES, LivePath, captured_logs
+from tests.unit.fuzz.live_path import PROFILES, LivePath, run_live
 from tests.unit.fuzz.outcomes import Outcome, classify
 
 
@@ -72,41 +71,31 @@ def _pod(uid: str, *, cpu: str, node_name: str = "") -> dict[str, Any]:
 
 
 def test_a_listed_pod_with_8Ei_of_cpu_does_not_stop_the_loop_from_starting() -> None:
-    async def scenario() -> dict[str, Outcome]:
-        with captured_logs() as logs:
-            live = LivePath(logs)
-            try:
-                for profile in PROFILES:
-                    live.apply_profile(profile)
-                live.listed("node", _node("n1"))
-                live.listed("pod", _pod("resident", cpu="8Ei", node_name="n1"))
-                live.listed("pod", _pod("pending", cpu="1"))
-                await live.start()
-                await live.settle()
-                assert live.loop_running()
-                return classify(live)
-            finally:
-                await live.stop()
+    async def scenario(live: LivePath) -> dict[str, Outcome]:
+        for profile in PROFILES:
+            live.apply_profile(profile)
+        live.listed("node", _node("n1"))
+        live.listed("pod", _pod("resident", cpu="8Ei", node_name="n1"))
+        live.listed("pod", _pod("pending", cpu="1"))
+        await live.start()
+        await live.settle()
+        assert live.loop_running()
+        return classify(live)
 
-    outcomes = asyncio.run(scenario())
+    outcomes = run_live(scenario)
     # n1 is full of the resident's (capped) CPU: the newcomer stays pending, with a reason.
     assert outcomes == {"resident": Outcome.ASSIGNED, "pending": Outcome.PENDING}
 
 
 def test_a_watched_pod_with_8Ei_of_cpu_is_taken_in() -> None:
-    async def scenario() -> dict[str, Outcome]:
-        with captured_logs() as logs:
-            live = LivePath(logs)
-            try:
-                live.apply_profile(PROFILES[0])
-                await live.start()
-                live.node_event("ADDED", _node("n1"))
-                live.pod_event("ADDED", _pod("huge", cpu="8Ei"))
-                live.pod_event("ADDED", _pod("resident", cpu="8Ei", node_name="n1"))
-                await live.settle()
-                assert live.loop_running()
-                return classify(live)
-            finally:
-                await live.stop()
+    async def scenario(live: LivePath) -> dict[str, Outcome]:
+        live.apply_profile(PROFILES[0])
+        await live.start()
+        live.node_event("ADDED", _node("n1"))
+        live.pod_event("ADDED", _pod("huge", cpu="8Ei"))
+        live.pod_event("ADDED", _pod("resident", cpu="8Ei", node_name="n1"))
+        await live.settle()
+        assert live.loop_running()
+        return classify(live)
 
-    assert asyncio.run(scenario()) == {"huge": Outcome.PENDING, "resident": Outcome.ASSIGNED}
+    assert run_live(scenario) == {"huge": Outcome.PENDING, "resident": Outcome.ASSIGNED}

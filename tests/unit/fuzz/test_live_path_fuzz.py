@@ -8,7 +8,6 @@ reported reason, gated, or refused with a logged reason naming the field.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import os
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 
-from tests.unit.fuzz.live_path import PROFILES, SCHEDULER_NAMES, LivePath, captured_logs
+from tests.unit.fuzz.live_path import PROFILES, SCHEDULER_NAMES, LivePath, run_live
 from tests.unit.fuzz.outcomes import classify, overcommitted_nodes
 from tests.unit.fuzz.strategies.api_values import labels
 from tests.unit.fuzz.strategies.nodes import node_sets, raw_nodes
@@ -78,16 +77,11 @@ def _check(live: LivePath) -> None:
 @FUZZ
 @given(clusters())
 def test_every_generated_pod_ends_bound_pending_or_refused(cluster: Cluster) -> None:
-    async def scenario() -> None:
-        with captured_logs() as logs:
-            live = LivePath(logs)
-            try:
-                await _feed(cluster, live)
-                _check(live)
-            finally:
-                await live.stop()
+    async def scenario(live: LivePath) -> None:
+        await _feed(cluster, live)
+        _check(live)
 
-    asyncio.run(scenario())
+    run_live(scenario)
 
 
 @st.composite
@@ -119,27 +113,22 @@ def test_generated_profiles_are_served_or_refused_naming_the_field(
 ) -> None:
     profiles, nodes, pods = drawn
 
-    async def scenario() -> None:
-        with captured_logs() as logs:
-            live = LivePath(logs)
-            try:
-                await live.start()
-                for document in profiles:
-                    verdict = live.apply_profile(document)
-                    if not verdict.accepted:
-                        field, _, problem = verdict.message.partition(": ")
-                        assert field.startswith("spec") and problem, verdict.message
-                for raw in nodes:
-                    live.node_event("ADDED", raw)
-                for raw in pods:
-                    live.pod_event("ADDED", raw)
-                await live.settle()
-                assert live.loop_running()
-                classify(live)
-            finally:
-                await live.stop()
+    async def scenario(live: LivePath) -> None:
+        await live.start()
+        for document in profiles:
+            verdict = live.apply_profile(document)
+            if not verdict.accepted:
+                field, _, problem = verdict.message.partition(": ")
+                assert field.startswith("spec") and problem, verdict.message
+        for raw in nodes:
+            live.node_event("ADDED", raw)
+        for raw in pods:
+            live.pod_event("ADDED", raw)
+        await live.settle()
+        assert live.loop_running()
+        classify(live)
 
-    asyncio.run(scenario())
+    run_live(scenario)
 
 
 @dataclass
@@ -178,18 +167,11 @@ def churned_clusters(draw: st.DrawFn) -> Churn:
 @FUZZ
 @given(churned_clusters())
 def test_updates_and_deletions_while_the_loop_runs(churn: Churn) -> None:
-    async def scenario() -> None:
-        with captured_logs() as logs:
-            live = LivePath(logs)
-            try:
-                await _feed(churn.cluster, live)
-                for event_type, raw in churn.changes:
-                    (live.node_event if raw["kind"] == "Node" else live.pod_event)(event_type, raw)
-                    if event_type == "DELETED" and raw["kind"] == "Node":
-                        live.nodes.pop(raw["metadata"]["name"], None)
-                await live.settle()
-                _check(live)
-            finally:
-                await live.stop()
+    async def scenario(live: LivePath) -> None:
+        await _feed(churn.cluster, live)
+        for event_type, raw in churn.changes:
+            (live.node_event if raw["kind"] == "Node" else live.pod_event)(event_type, raw)
+        await live.settle()
+        _check(live)
 
-    asyncio.run(scenario())
+    run_live(scenario)
