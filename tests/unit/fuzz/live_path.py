@@ -55,6 +55,13 @@ PROFILES = [
 ]
 
 
+def assigned_node(raw: Mapping[str, Any]) -> str:
+    """spec.nodeName of a raw pod, "" when absent or when a test broke the pod's shape."""
+    spec = raw.get("spec")
+    name = spec.get("nodeName") if isinstance(spec, Mapping) else None
+    return name if isinstance(name, str) else ""
+
+
 @dataclass
 class RecordingBinder:
     bindings: list[tuple[str, str]] = field(default_factory=list)  # (pod uid, node)
@@ -169,8 +176,9 @@ class LivePath:
     def apply_profile(self, document: Mapping[str, Any]) -> Verdict:
         return self.profiles.apply(document)
 
-    def node_event(self, event_type: str, raw: dict[str, Any]) -> None:
-        name = raw["metadata"]["name"]
+    def node_event(self, event_type: str, raw: dict[str, Any], *, name: str = "") -> None:
+        """`name` stands in for metadata.name when a test has broken that."""
+        name = name or raw["metadata"]["name"]
         if event_type == "DELETED":
             self.nodes.pop(name, None)
         else:
@@ -178,11 +186,12 @@ class LivePath:
             self.seen_nodes.add(name)
         self.app.on_node_event(event_type, raw)
 
-    def pod_event(self, event_type: str, raw: dict[str, Any]) -> None:
-        uid = raw["metadata"]["uid"]
+    def pod_event(self, event_type: str, raw: dict[str, Any], *, uid: str = "") -> None:
+        """`uid` stands in for metadata.uid when a test has broken that."""
+        uid = uid or raw["metadata"]["uid"]
         self.pods[uid] = raw
         bound_to = self._bound_to.get(uid)
-        if bound_to is not None and not raw["spec"].get("nodeName"):
+        if bound_to is not None and not assigned_node(raw):
             # The API server's copy of a pod we bound names its node from then on.
             raw = copy.deepcopy(raw)
             raw["spec"]["nodeName"] = bound_to
@@ -212,9 +221,7 @@ class LivePath:
     async def settle(self) -> None:
         """Let the loop work until it is idle, feeding every binding back as a MODIFIED event."""
         residents = tuple(
-            uid
-            for uid, raw in self.pods.items()
-            if raw["spec"].get("nodeName") and uid not in self.deleted
+            uid for uid, raw in self.pods.items() if assigned_node(raw) and uid not in self.deleted
         )
         first = len(self.binder.bindings)
         try:

@@ -16,7 +16,7 @@ from berth.engine.errors import InvalidObjectError
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
 from berth.engine.model.resources import MAX_AMOUNT
-from tests.unit.fuzz.live_path import LivePath
+from tests.unit.fuzz.live_path import LivePath, assigned_node
 
 INTERNAL_ERROR = "internal error"
 
@@ -55,7 +55,7 @@ def classify(live: LivePath) -> dict[str, Outcome]:
             outcomes[uid] = Outcome.REFUSED
             continue
         failures = live.reporter.failures.get(uid, [])
-        if raw["spec"].get("nodeName") and not bindings[uid]:  # type: ignore[union-attr]
+        if assigned_node(raw) and not bindings[uid]:
             assert not failures, f"{pod.key} was already assigned"
             outcomes[uid] = Outcome.ASSIGNED
         elif pod.scheduler_name not in served:

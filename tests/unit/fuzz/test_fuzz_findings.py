@@ -3,15 +3,19 @@
 Quantities beyond int64 (``8Ei`` of CPU is 2^63 cores, so far more millicores; or several
 containers' memory summed) reached the node table's int64 columns as Python ints and raised
 OverflowError out of the watch intake, and out of `acquire()` when such a pod was in the
-start-up listing, so the scheduling loop never started.
+start-up listing, so the scheduling loop never started. A container image of the wrong type
+was refused under the field "image" instead of its container's path, and a deleted Node whose
+metadata was not an object raised AttributeError out of the intake.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
 
+from berth.engine.errors import InvalidObjectError
 from berth.engine.model.pod import Pod
 from berth.engine.model.resources import MAX_AMOUNT, canonical_amount
 from tests.unit.fuzz.live_path import PROFILES, LivePath, run_live
@@ -99,3 +103,33 @@ def test_a_watched_pod_with_8Ei_of_cpu_is_taken_in() -> None:
         return classify(live)
 
     assert run_live(scenario) == {"huge": Outcome.PENDING, "resident": Outcome.ASSIGNED}
+
+
+@pytest.mark.parametrize(
+    ("section", "field"),
+    [
+        ("containers", "spec.containers[1].image"),
+        ("initContainers", "spec.initContainers[1].image"),
+    ],
+)
+def test_an_image_of_the_wrong_type_is_refused_naming_its_container(
+    section: str, field: str
+) -> None:
+    # Found as: broke spec.containers[2].image, error names image.
+    raw = _pod("p", cpu="1")
+    raw["spec"][section] = [{"name": "a", "image": "nginx"}, {"name": "b", "image": 7}]
+    with pytest.raises(InvalidObjectError) as refused:
+        Pod.from_dict(raw)
+    assert refused.value.field == field
+
+
+def test_a_deleted_node_without_readable_metadata_is_ignored_with_a_warning() -> None:
+    # Found as: AttributeError: 'str' object has no attribute 'get' out of on_node_event.
+    async def scenario(live: LivePath) -> list[str]:
+        await live.start()
+        live.app.on_node_event("DELETED", {"kind": "Node", "metadata": "x"})
+        await live.settle()
+        assert live.loop_running()
+        return live.logs.messages(logging.WARNING)
+
+    assert any("metadata.name" in message for message in run_live(scenario))
