@@ -165,6 +165,7 @@ class LivePath:
         self.profiles = ProfileController(self.app.scheduler, session=self.api)
         self.pods: dict[str, dict[str, Any]] = {}  # uid -> the raw pod as last fed in
         self.seen_nodes: set[str] = set()
+        self.ever_served: set[str] = set()  # schedulerNames some profile served at some point
         self.nodes: dict[str, dict[str, Any]] = {}  # name -> the last raw node fed in
         self.deleted: set[str] = set()  # UIDs of pods fed in as DELETED
         self.rounds: list[Round] = []
@@ -174,7 +175,12 @@ class LivePath:
     # ------------------------------------------------------------------ intake, as the handlers call it
 
     def apply_profile(self, document: Mapping[str, Any]) -> Verdict:
-        return self.profiles.apply(document)
+        verdict = self.profiles.apply(document)
+        self.ever_served.update(self.app.scheduler.profiles.names())
+        return verdict
+
+    def delete_profile(self, name: str) -> None:
+        self.profiles.delete(name)
 
     def node_event(self, event_type: str, raw: dict[str, Any], *, name: str = "") -> None:
         """`name` stands in for metadata.name when a test has broken that."""

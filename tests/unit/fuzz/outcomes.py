@@ -19,6 +19,8 @@ from berth.engine.model.resources import MAX_AMOUNT
 from tests.unit.fuzz.live_path import LivePath, assigned_node
 
 INTERNAL_ERROR = "internal error"
+# Where a pod that failed an attempt waits for its next one.
+WAITING = ("active", "backoff", "unschedulable")
 
 
 class Outcome(StrEnum):
@@ -55,28 +57,32 @@ def classify(live: LivePath) -> dict[str, Outcome]:
             outcomes[uid] = Outcome.REFUSED
             continue
         failures = live.reporter.failures.get(uid, [])
+        ours = pod.scheduler_name in live.ever_served
+        where = live.app.scheduler.queue.queue_of(uid)
         if assigned_node(raw) and not bindings[uid]:
             assert not failures, f"{pod.key} was already assigned"
             outcomes[uid] = Outcome.ASSIGNED
-        elif pod.scheduler_name not in served:
-            assert not bindings[uid] and not failures, f"{pod.key} is not ours"
-            outcomes[uid] = Outcome.NOT_OURS
         elif bindings[uid]:
+            assert ours, f"{pod.key} of {pod.scheduler_name!r} was bound by Berth"
             nodes = [node for pod_uid, node in live.binder.bindings if pod_uid == uid]
             assert len(nodes) == 1, f"{pod.key} was bound {len(nodes)} times: {nodes}"
             assert nodes[0] in live.seen_nodes, f"{pod.key} was bound to unknown node {nodes[0]}"
             reported = [node for pod_uid, node in live.reporter.bound if pod_uid == uid]
             assert reported == nodes, f"{pod.key}: bound to {nodes}, reported {reported}"
             outcomes[uid] = Outcome.BOUND
+        elif pod.scheduler_name not in served:
+            assert ours or not failures, f"{pod.key} of {pod.scheduler_name!r} got reports"
+            assert where is None, f"{pod.key} is unserved but queued in {where}"
+            outcomes[uid] = Outcome.NOT_OURS
         elif failures:
             message, _reason = failures[-1]
             assert message, f"{pod.key}: FailedScheduling without a message"
             assert INTERNAL_ERROR not in message, f"{pod.key}: {message}"
+            assert where in WAITING, f"{pod.key} failed, then left the queue ({where})"
             outcomes[uid] = Outcome.PENDING
-        elif pod.scheduling_gates and live.app.scheduler.queue.queue_of(uid) == "gated":
+        elif pod.scheduling_gates and where == "gated":
             outcomes[uid] = Outcome.GATED
         else:
-            where = live.app.scheduler.queue.queue_of(uid)
             raise AssertionError(f"{pod.key} ended neither bound nor pending (queue: {where})")
     return outcomes
 

@@ -84,46 +84,65 @@ def test_every_generated_pod_ends_bound_pending_or_refused(cluster: Cluster) -> 
     run_live(scenario)
 
 
+@dataclass
+class ProfiledCluster:
+    profiles: list[dict[str, Any]]  # applied before any pod arrives
+    nodes: list[dict[str, Any]]
+    pods: list[dict[str, Any]]
+    edits: list[dict[str, Any] | str]  # then: a new version of a profile, or a deleted name
+
+
 @st.composite
-def profiled_clusters(
-    draw: st.DrawFn,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """Generated profiles (two may claim one schedulerName), then nodes and pods for them."""
-    profiles = draw(
-        st.lists(
-            st.sampled_from(SCHEDULER_NAMES).flatmap(
-                lambda name: raw_profiles(scheduler_name=name)
-            ),
-            min_size=1,
-            max_size=3,
-        )
+def profiled_clusters(draw: st.DrawFn) -> ProfiledCluster:
+    """Generated profiles (two may claim one schedulerName), nodes and pods for them, then
+    edits and deletions of those profiles while their pods wait or bind."""
+    generated = st.sampled_from(SCHEDULER_NAMES).flatmap(
+        lambda name: raw_profiles(scheduler_name=name)
     )
+    profiles = draw(st.lists(generated, min_size=1, max_size=3))
     nodes = draw(node_sets(max_size=3))
     node_names = [raw["metadata"]["name"] for raw in nodes]
     pods = draw(
         st.lists(raw_pods(scheduler_names=SCHEDULER_NAMES, node_names=node_names), max_size=6)
     )
-    return profiles, nodes, pods
+    edits: list[dict[str, Any] | str] = []
+    for _ in range(draw(st.integers(0, 2))):
+        name = draw(st.sampled_from(profiles))["metadata"]["name"]
+        if draw(st.booleans()):
+            edits.append(name)
+            continue
+        edit = draw(generated)
+        edit["metadata"]["name"] = name
+        edits.append(edit)
+    return ProfiledCluster(profiles, nodes, pods, edits)
+
+
+def _apply_checked(live: LivePath, document: dict[str, Any]) -> None:
+    verdict = live.apply_profile(document)
+    if not verdict.accepted:
+        field, _, problem = verdict.message.partition(": ")
+        assert field.startswith("spec") and problem, verdict.message
 
 
 @FUZZ
 @given(profiled_clusters())
 def test_generated_profiles_are_served_or_refused_naming_the_field(
-    drawn: tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]],
+    cluster: ProfiledCluster,
 ) -> None:
-    profiles, nodes, pods = drawn
-
     async def scenario(live: LivePath) -> None:
         await live.start()
-        for document in profiles:
-            verdict = live.apply_profile(document)
-            if not verdict.accepted:
-                field, _, problem = verdict.message.partition(": ")
-                assert field.startswith("spec") and problem, verdict.message
-        for raw in nodes:
+        for document in cluster.profiles:
+            _apply_checked(live, document)
+        for raw in cluster.nodes:
             live.node_event("ADDED", raw)
-        for raw in pods:
+        for raw in cluster.pods:
             live.pod_event("ADDED", raw)
+        await live.settle()
+        for edit in cluster.edits:
+            if isinstance(edit, str):
+                live.delete_profile(edit)
+            else:
+                _apply_checked(live, edit)
         await live.settle()
         assert live.loop_running()
         classify(live)
