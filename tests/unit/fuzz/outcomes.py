@@ -2,8 +2,8 @@
 
 Every pod ends in exactly one of: bound (one binding, reported, onto a node that had room),
 pending (a FailedScheduling reason was reported), gated (held by its scheduling gates), refused
-(its parse error was logged, naming the field), already assigned, or not ours (a schedulerName
-no profile serves). Anything else, and any error logged by the loop, is a bug.
+(its parse error was logged, naming the field), already assigned, finished or being deleted, or
+not ours (a schedulerName no profile serves). Anything else, and any error logged by the loop, is a bug.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ class Outcome(StrEnum):
     GATED = "gated"
     REFUSED = "refused"
     ASSIGNED = "assigned"
+    FINISHED = "finished"  # terminal (Succeeded, Failed) or being deleted: never scheduled
     NOT_OURS = "not ours"
 
 
@@ -59,7 +60,11 @@ def classify(live: LivePath) -> dict[str, Outcome]:
         failures = live.reporter.failures.get(uid, [])
         ours = pod.scheduler_name in live.ever_served
         where = live.app.scheduler.queue.queue_of(uid)
-        if assigned_node(raw) and not bindings[uid]:
+        if pod.is_terminal or pod.terminating:
+            assert not bindings[uid], f"{pod.key} is finished or being deleted, yet was bound"
+            assert where is None, f"{pod.key} is finished or being deleted, yet queued in {where}"
+            outcomes[uid] = Outcome.FINISHED
+        elif assigned_node(raw) and not bindings[uid]:
             assert not failures, f"{pod.key} was already assigned"
             outcomes[uid] = Outcome.ASSIGNED
         elif bindings[uid]:

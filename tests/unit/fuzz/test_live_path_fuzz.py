@@ -194,3 +194,57 @@ def test_updates_and_deletions_while_the_loop_runs(churn: Churn) -> None:
         _check(live)
 
     run_live(scenario)
+
+
+def _copy_named(raw: dict[str, Any], copy_index: int, *, prefix: str) -> dict[str, Any]:
+    if copy_index == 0:
+        return raw
+    duplicate = copy.deepcopy(raw)
+    metadata = duplicate["metadata"]
+    metadata["name"] = f"{prefix}{copy_index}-{len(metadata['name'])}"
+    metadata["uid"] = f"{metadata.get('uid', '')}-copy-{copy_index}"
+    labels_ = metadata.get("labels") or {}
+    if "kubernetes.io/hostname" in labels_:
+        labels_["kubernetes.io/hostname"] = metadata["name"]
+    return duplicate
+
+
+@st.composite
+def crowds(draw: st.DrawFn) -> Cluster:
+    """Many objects at once: a generated cluster, its nodes copied to a few dozen and its pods
+    to a couple of hundred (drawing that many independently overruns Hypothesis' budget)."""
+    cluster = draw(clusters().filter(lambda c: len(c.events) >= 6))
+    nodes = [raw for kind, raw in cluster.events if kind == "node"]
+    pods = [raw for kind, raw in cluster.events if kind == "pod"]
+    node_copies = draw(st.integers(5, 8))
+    pod_copies = draw(st.integers(15, 25))
+    events = [
+        ("node", _copy_named(raw, k, prefix=f"node-{i}-copy"))
+        for k in range(node_copies)
+        for i, raw in enumerate(nodes)
+    ]
+    events += [
+        ("pod", _copy_named(raw, k, prefix=f"pod-{i}-copy"))
+        for k in range(pod_copies)
+        for i, raw in enumerate(pods)
+    ]
+    return Cluster(events, cluster.start_first)
+
+
+@settings(
+    FUZZ,
+    max_examples=min(FUZZ.max_examples, 5),
+    # Big on purpose: the smallest crowd is still a crowd.
+    suppress_health_check=[*FUZZ.suppress_health_check, HealthCheck.large_base_example],
+)
+@given(crowds())
+def test_a_crowd_of_generated_pods_all_end_somewhere(cluster: Cluster) -> None:
+    event(
+        f"{sum(kind == 'node' for kind, _ in cluster.events)} nodes, {len(cluster.events)} objects"
+    )
+
+    async def scenario(live: LivePath) -> None:
+        await _feed(cluster, live)
+        _check(live)
+
+    run_live(scenario)

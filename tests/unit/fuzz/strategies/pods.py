@@ -175,13 +175,21 @@ def raw_pods(
         spec["nodeName"] = draw(dns_subdomains())  # bound to a node we never saw
         spec.pop("schedulingGates", None)
         status = {"phase": "Running"}
-    elif node_names and draw(st.integers(0, 5)) == 0:
-        status["nominatedNodeName"] = draw(st.sampled_from(node_names))
+    elif draw(st.integers(0, 5)) == 0:  # nominated by a preemption, maybe to a vanished node
+        status["nominatedNodeName"] = draw(
+            st.sampled_from(node_names) if node_names else dns_subdomains()
+        )
+    if draw(st.integers(0, 19)) == 0:
+        status["phase"] = draw(st.sampled_from(("Succeeded", "Failed")))
     uid = next(_uids)
+    metadata: dict[str, Any] = {}
+    if draw(st.integers(0, 19)) == 0:
+        metadata["deletionTimestamp"] = "2026-01-02T03:04:05Z"
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {
+        "metadata": metadata
+        | {
             "name": draw(dns_subdomains()),
             "namespace": draw(st.one_of(st.just("default"), dns_labels())),
             "uid": f"pod-uid-{uid}",
