@@ -1,39 +1,29 @@
-"""Generated nodes and pods, valid per the API but extreme, fed through the live path.
+"""Generated nodes, pods and profiles, valid per the API but extreme, fed through the live path.
 
-The same intake the kopf handlers call (`BerthApp.on_node_event` / `on_pod_event`), the same
-profile controller, the real scheduling loop task: afterwards the loop still runs, nothing
-logged an error, and every pod is bound (once, within the node's allocatable), pending with a
-reported reason, gated, or refused with a logged reason naming the field.
+The same intake the kopf handlers call (`BerthApp.on_node_event` / `on_pod_event`, or the
+start-up listing `acquire()` takes), the same profile controller, the real scheduling loop
+task; then updates and deletions of nodes, pods and profiles while it runs, and a crowd of a
+few hundred objects. Afterwards the loop still runs, nothing logged an error, and every pod is
+bound (once, within the node's allocatable), pending with a reported reason, gated, refused
+with a logged reason naming the field, or not Berth's to schedule (see outcomes.py).
 """
 
 from __future__ import annotations
 
 import copy
-import os
 from dataclasses import dataclass
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, event, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from tests.unit.fuzz.budget import FUZZ
 from tests.unit.fuzz.live_path import PROFILES, SCHEDULER_NAMES, LivePath, run_live
 from tests.unit.fuzz.outcomes import classify, overcommitted_nodes
 from tests.unit.fuzz.strategies.api_values import labels
 from tests.unit.fuzz.strategies.nodes import node_sets, raw_nodes
 from tests.unit.fuzz.strategies.pods import raw_pods
 from tests.unit.fuzz.strategies.profiles import raw_profiles
-
-FUZZ = settings(
-    # FUZZ_EXAMPLES / FUZZ_NO_SHRINK: a longer hunt on a workstation; CI runs the default.
-    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "30")),
-    deadline=None,
-    derandomize=True,  # CI sees the same examples every run
-    database=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate]
-    if os.environ.get("FUZZ_NO_SHRINK")
-    else list(Phase),
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 
 
 @dataclass

@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 from berth.engine.errors import InvalidObjectError
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
+from tests.unit.fuzz.budget import FUZZ
 from tests.unit.fuzz.live_path import PROFILES, SCHEDULER_NAMES, LivePath, run_live
 from tests.unit.fuzz.outcomes import classify
 from tests.unit.fuzz.strategies.corruption import corrupted
 from tests.unit.fuzz.strategies.nodes import raw_nodes
 from tests.unit.fuzz.strategies.pods import raw_pods
-from tests.unit.fuzz.test_live_path_fuzz import FUZZ
 
 
 def _related(error_field: str, broken: str) -> bool:
