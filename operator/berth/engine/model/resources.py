@@ -19,9 +19,10 @@ DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
 ResourceList = Mapping[str, int]
 
-# The API server caps every quantity at 2^63-1 (resource.ParseQuantity's maxAllowed) and
-# kube-scheduler counts in int64. Amounts beyond that (8Ei of memory, 2^63-1 cores in
-# millicores) are held at the cap too, so that the node table's int64 columns can take them.
+# kube-scheduler counts in int64, and resource.ParseQuantity caps binary-suffixed quantities
+# ("16Ei") at 2^63-1. Larger decimal ones ("20E", 2^63-1 cores in millicores) wrap around in
+# kube-scheduler's arithmetic; Berth does not imitate that garbage and holds every amount at
+# the cap, so that the node table's int64 columns can take it.
 MAX_AMOUNT = 2**63 - 1
 
 
