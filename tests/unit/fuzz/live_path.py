@@ -101,7 +101,8 @@ class RecordingPreemptor:
 
 @dataclass
 class ListingSession:
-    """An API server that only answers the listings `BerthApp.acquire()` takes."""
+    """An API server that answers the listings `BerthApp.acquire()` takes and records the
+    status patches of the profile controller."""
 
     nodes: list[dict[str, Any]] = field(default_factory=list)
     pods: list[dict[str, Any]] = field(default_factory=list)
@@ -109,7 +110,10 @@ class ListingSession:
     async def list_json(self, path: str, **_: Any) -> tuple[list[dict[str, Any]], str]:
         return (self.nodes if path.endswith("/nodes") else self.pods), "1"
 
+    patches: list[tuple[str, Any]] = field(default_factory=list)  # (path, body)
+
     async def patch_json(self, path: str, body: Any, **_: Any) -> Any:
+        self.patches.append((path, body))
         return {}
 
 

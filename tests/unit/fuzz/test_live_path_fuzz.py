@@ -107,11 +107,16 @@ def profiled_clusters(draw: st.DrawFn) -> ProfiledCluster:
     return ProfiledCluster(profiles, nodes, pods, edits)
 
 
-def _apply_checked(live: LivePath, document: dict[str, Any]) -> None:
+async def _apply_checked(live: LivePath, document: dict[str, Any]) -> None:
+    """Apply and report, as the profile handler does; a refusal names a spec field."""
     verdict = live.apply_profile(document)
     if not verdict.accepted:
         field, _, problem = verdict.message.partition(": ")
         assert field.startswith("spec") and problem, verdict.message
+    await live.profiles.report(document, verdict)
+    path, body = live.api.patches[-1]
+    assert path.endswith(f"/{document['metadata']['name']}/status")
+    assert body["status"]["conditions"][0]["message"] == verdict.message
 
 
 @FUZZ
@@ -122,7 +127,7 @@ def test_generated_profiles_are_served_or_refused_naming_the_field(
     async def scenario(live: LivePath) -> None:
         await live.start()
         for document in cluster.profiles:
-            _apply_checked(live, document)
+            await _apply_checked(live, document)
         for raw in cluster.nodes:
             live.node_event("ADDED", raw)
         for raw in cluster.pods:
@@ -132,7 +137,7 @@ def test_generated_profiles_are_served_or_refused_naming_the_field(
             if isinstance(edit, str):
                 live.delete_profile(edit)
             else:
-                _apply_checked(live, edit)
+                await _apply_checked(live, edit)
         await live.settle()
         assert live.loop_running()
         classify(live)
