@@ -57,13 +57,15 @@ class FakeBinder:
     and holds binds while `gate` is set and not yet open."""
 
     outcomes: dict[str, BindOutcome] = field(default_factory=dict)
-    posted: list[tuple[str, str]] = field(default_factory=list)
+    posted: list[tuple[str, str]] = field(default_factory=list)  # (pod name, node)
+    bindings: list[tuple[str, str]] = field(default_factory=list)  # (pod uid, node)
     gate: asyncio.Event | None = None
 
     async def bind(self, pod: Pod, node_name: str) -> BindResult:
         if self.gate is not None:
             await self.gate.wait()
         self.posted.append((pod.name, node_name))
+        self.bindings.append((pod.uid, node_name))
         return BindResult(self.outcomes.get(pod.name, BindOutcome.BOUND), "test")
 
 

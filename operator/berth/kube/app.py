@@ -15,8 +15,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from berth.engine.errors import InvalidObjectError
@@ -100,9 +100,13 @@ class BerthApp:
             self.scheduler.on_pod(pod)
 
     def on_node_event(self, event_type: str | None, raw: dict[str, Any]) -> None:
-        name = (raw.get("metadata") or {}).get("name", "")
         if event_type == "DELETED":
-            self.scheduler.on_node_deleted(name)
+            metadata = raw.get("metadata")
+            name = metadata.get("name") if isinstance(metadata, Mapping) else None
+            if isinstance(name, str) and name:
+                self.scheduler.on_node_deleted(name)
+            else:
+                logger.warning("Ignoring a deleted Node without a readable metadata.name")
             return
         node = _readable(Node.from_dict, raw)
         if node is not None:

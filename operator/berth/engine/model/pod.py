@@ -606,8 +606,12 @@ def _parse_pod(raw: RawObject) -> Pod:
         for i, gate in enumerate(as_list(spec.get("schedulingGates"), "spec.schedulingGates"))
     )
     images = tuple(
-        as_str(container.get("image"), "image")
-        for container, _ in (*init_containers, *containers)
+        as_str(container.get("image"), f"{section}[{index}].image")
+        for section, listed in (
+            ("spec.initContainers", init_containers),
+            ("spec.containers", containers),
+        )
+        for index, (container, _) in enumerate(listed)
         if container.get("image")
     )
     return Pod(

@@ -21,6 +21,7 @@ DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 ResourceList = Mapping[str, int]
 
 
+
 def is_scalar_resource(name: str) -> bool:
     """Extended, hugepages, attachable-volume and prefixed native resources.
 
@@ -35,7 +36,8 @@ def is_tracked_resource(name: str) -> bool:
 
 
 def canonical_amount(name: str, value: object) -> int:
-    """A quantity in the unit the engine counts `name` in: millicores for CPU, else whole units."""
+    """A quantity in the unit the engine counts `name` in: millicores for CPU, else whole units
+    (an int64, as upstream's MilliValue()/Value() give it)."""
     return to_milli(value) if name == CPU else to_units(value)
 
 
