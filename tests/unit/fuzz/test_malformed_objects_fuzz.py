@@ -26,9 +26,13 @@ from tests.unit.fuzz.strategies.pods import raw_pods
 
 def _related(error_field: str, broken: str) -> bool:
     """The error names the broken field, one enclosing it, or one inside it (map keys
-    spelled `labels['k']` in errors are `labels.k` in the broken path)."""
-    error_field = re.sub(r"\['([^']*)'\]", r".\1", error_field)
-    return broken.startswith(error_field) or error_field.startswith(broken)
+    spelled `labels['k']` in errors are `labels.k` in the broken path; a long key is shown
+    cut, `head...tail`)."""
+    named = re.sub(r"\['([^']*)'\]", r".\1", error_field)
+    prefix = "".join(
+        ".*" if part == "..." else re.escape(part) for part in re.split(r"(\.\.\.)", named)
+    )
+    return bool(re.match(prefix, broken)) or named.startswith(broken)
 
 
 @st.composite

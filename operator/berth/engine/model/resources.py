@@ -21,7 +21,6 @@ DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 ResourceList = Mapping[str, int]
 
 
-
 def is_scalar_resource(name: str) -> bool:
     """Extended, hugepages, attachable-volume and prefixed native resources.
 
