@@ -16,7 +16,7 @@ import asyncio
 import logging
 import random
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from berth.engine.errors import InvalidObjectError
