@@ -268,6 +268,12 @@ class BindingCycle:
         self._freed(forgotten)
 
     def _unreserve_and_forget(self, assumed: Assumed) -> Pod | None:
+        waiting = assumed.waiting
+        if waiting is not None:
+            # A cycle that ends before its wait did (a failed pre-flight, say) must not leave
+            # a waiting pod behind for other plugins to count or allow.
+            waiting.reject("", "the binding cycle ended")
+            assumed.framework.waiting_pods.remove(assumed.pod.uid)
         assumed.framework.run_unreserve(assumed.decision.state, assumed.pod, assumed.node_name)
         return self._cache.forget(assumed.pod.uid)
 

@@ -298,6 +298,25 @@ async def test_a_pod_with_prebind_work_publishes_its_node_as_nomination_first() 
     assert rig.binder.posted == [("a", "n0")]
 
 
+async def test_a_failed_pre_flight_leaves_no_waiting_pod_behind() -> None:
+    journal = Journal()
+    broken = ScriptedPreBind("Broken", journal, pre_flight=error("no volume plan"))
+    rig = _rig(_gang(), broken)
+    pod = _pod("a", group="g")
+    _schedule(rig, pod)
+    await rig.scheduler.drain_binds()
+    assert not _waiting(rig, pod)  # a later member cannot count or allow it
+    assert rig.reporter.failures == [
+        (
+            "a",
+            'running PreBindPreFlight "Broken": no volume plan',
+            SchedulingReason.SCHEDULER_ERROR,
+        )
+    ]
+    assert rig.scheduler.cache.cluster.pod(pod.uid) is None
+    assert rig.clock.pending_timers == 0
+
+
 # ---------------------------------------------------------------------------- Bind and PostBind
 
 
