@@ -95,7 +95,8 @@ def read_workload(raw: Mapping[str, Any]) -> Workload:
     )
 
 
-def replica_count(workload: Workload, key: str, default: int | None) -> int | None:
+def replica_count(workload: Workload, key: str, *, default: int | None) -> int | None:
+    """A non-negative int32 count in `spec` (replicas, parallelism, completions)."""
     value = workload.spec.get(key)
     if value is None:
         return default

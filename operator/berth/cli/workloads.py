@@ -60,8 +60,8 @@ __all__ = ["WORKLOAD_KINDS", "expand_workload"]
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "DaemonSet")
 
 
-def _replica_set_pods(workload: Workload, owner: Owner, labels: Mapping[str, str]) -> list[Pod]:
-    replicas = replica_count(workload, "replicas", 1) or 0
+def _replica_set_pods(workload: Workload, *, owner: Owner, labels: Mapping[str, str]) -> list[Pod]:
+    replicas = replica_count(workload, "replicas", default=1) or 0
     return [
         make_pod(workload, name=generated_name(f"{owner.name}-", index), owner=owner, labels=labels)
         for index in range(replicas)
@@ -70,7 +70,7 @@ def _replica_set_pods(workload: Workload, owner: Owner, labels: Mapping[str, str
 
 def _expand_replica_set(workload: Workload, _nodes: Sequence[Node]) -> list[Pod]:
     require_selector(workload)
-    return _replica_set_pods(workload, workload.owner(APPS), workload.labels)
+    return _replica_set_pods(workload, owner=workload.owner(APPS), labels=workload.labels)
 
 
 def _expand_deployment(workload: Workload, _nodes: Sequence[Node]) -> list[Pod]:
@@ -83,10 +83,10 @@ def _expand_deployment(workload: Workload, _nodes: Sequence[Node]) -> list[Pod]:
         APPS, "ReplicaSet", rs_name, object_uid("ReplicaSet", workload.namespace, rs_name)
     )
     labels = {**workload.labels, "pod-template-hash": pod_template_hash}
-    return _replica_set_pods(workload, owner, labels)
+    return _replica_set_pods(workload, owner=owner, labels=labels)
 
 
-def _with_claim_volumes(workload: Workload, spec: dict[str, Any], ordinal: int) -> None:
+def _with_claim_volumes(workload: Workload, spec: dict[str, Any], *, ordinal: int) -> None:
     """The StatefulSet controller's updateStorage: one claim volume per volumeClaimTemplate."""
     claims = as_list(workload.spec.get("volumeClaimTemplates"), "spec.volumeClaimTemplates")
     if not claims:
@@ -104,12 +104,13 @@ def _with_claim_volumes(workload: Workload, spec: dict[str, Any], ordinal: int) 
             "persistentVolumeClaim": {"claimName": f"{claim_name}-{workload.name}-{ordinal}"},
         }
     kept = [v for v in volumes if not (isinstance(v, Mapping) and v.get("name") in by_name)]
-    spec["volumes"] = [*kept, *by_name.values()]
+    # Claim volumes first, then the template's others, as updateStorage orders them.
+    spec["volumes"] = [*by_name.values(), *kept]
 
 
 def _expand_stateful_set(workload: Workload, _nodes: Sequence[Node]) -> list[Pod]:
     require_selector(workload)
-    replicas = replica_count(workload, "replicas", 1) or 0
+    replicas = replica_count(workload, "replicas", default=1) or 0
     ordinals = as_map(workload.spec.get("ordinals"), "spec.ordinals")
     start = as_int(ordinals.get("start"), "spec.ordinals.start", bits=32)
     if start < 0:
@@ -124,7 +125,7 @@ def _expand_stateful_set(workload: Workload, _nodes: Sequence[Node]) -> list[Pod
         spec["hostname"] = name
         if service:
             spec["subdomain"] = service
-        _with_claim_volumes(workload, spec, ordinal)
+        _with_claim_volumes(workload, spec, ordinal=ordinal)
         labels = {
             **workload.labels,
             "statefulset.kubernetes.io/pod-name": name,
@@ -138,8 +139,8 @@ def _expand_stateful_set(workload: Workload, _nodes: Sequence[Node]) -> list[Pod
 def _job_pod_count(workload: Workload) -> int:
     if as_bool(workload.spec.get("suspend"), "spec.suspend"):
         return 0
-    completions = replica_count(workload, "completions", None)
-    parallelism = replica_count(workload, "parallelism", 1) or 0
+    completions = replica_count(workload, "completions", default=None)
+    parallelism = replica_count(workload, "parallelism", default=1) or 0
     return parallelism if completions is None else min(parallelism, completions)
 
 
