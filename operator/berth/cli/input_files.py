@@ -206,7 +206,7 @@ def read_objects(path: Path, kinds: tuple[str, ...]) -> list[Mapping[str, Any]]:
     for position, document in _objects(path):
         actual = document.get("kind")
         if actual not in kinds:
-            expected = " or ".join(kinds)
+            expected = " or ".join(filter(None, (", ".join(kinds[:-1]), kinds[-1])))
             raise InputError(
                 f"{path}: object {position}: expected kind {expected}, got {brief(actual)}"
             )

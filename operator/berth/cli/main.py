@@ -1,4 +1,8 @@
-"""The `berth` console script: one parser, one sub-command per job."""
+"""The `berth` console script: one parser, one sub-command per job.
+
+The same entry point is installed as `kubectl-berth`, which kubectl's plugin mechanism runs for
+`kubectl berth ...`; help then names the command the way the user typed it.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import berth
 
@@ -20,9 +25,16 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
 )
 
 
-def get_parser() -> argparse.ArgumentParser:
+KUBECTL_PLUGIN = "kubectl-berth"
+
+
+def _program_name() -> str:
+    return "kubectl berth" if Path(sys.argv[0]).name == KUBECTL_PLUGIN else "berth"
+
+
+def get_parser(prog: str = "berth") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="berth",
+        prog=prog,
         description="A Kubernetes pod scheduler that places pods exactly like kube-scheduler.",
     )
     parser.add_argument("--version", action="version", version=f"berth {berth.__version__}")
@@ -42,7 +54,7 @@ def get_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = get_parser()
+    parser = get_parser(_program_name())
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
     if handler is None:

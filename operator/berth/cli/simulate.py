@@ -36,7 +36,13 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("--nodes", required=True, type=Path, help="YAML of Node objects")
-    parser.add_argument("--pods", required=True, type=Path, help="YAML of Pod objects to schedule")
+    parser.add_argument(
+        "--pods",
+        required=True,
+        type=Path,
+        help="YAML of Pods to schedule, and of Deployments, ReplicaSets, StatefulSets, Jobs and "
+        "DaemonSets, each scheduled as the pods its controller would create",
+    )
     parser.add_argument(
         "--existing",
         type=Path,

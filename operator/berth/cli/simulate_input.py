@@ -1,5 +1,5 @@
-"""The input of `berth simulate`: nodes, pods, bound pods, PodDisruptionBudgets and profiles, checked
-as one cluster.
+"""The input of `berth simulate`: nodes, pods (written out or as workloads), bound pods,
+PodDisruptionBudgets and profiles, checked as one cluster.
 
 Each file is read with the bounded loader and each object with the engine's parsers. Then the
 objects are checked together, because a cluster cannot hold two nodes or two pods of one name, or
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from berth.cli.input_files import InputError, objects_of_kind, read_objects
+from berth.cli.workloads import WORKLOAD_KINDS, expand_workload
 from berth.engine.errors import FieldError, InvalidObjectError
 from berth.engine.framework.runtime import Framework
 from berth.engine.model.node import Node
@@ -174,13 +175,27 @@ def _bound_pods(
     return kept
 
 
+def _pending_pods(path: Path, nodes: Sequence[Node]) -> list[Pod]:
+    """The pods of `path`: Pods as written, workloads as the pods their controllers create."""
+    pods: list[Pod] = []
+    for raw in read_objects(path, ("Pod", *WORKLOAD_KINDS)):
+        if raw.get("kind") == "Pod":
+            pods.append(_parse(path, "Pod", raw))
+            continue
+        try:
+            pods.extend(expand_workload(raw, nodes=nodes))
+        except InvalidObjectError as error:
+            raise InputError(f"{path}: {error}") from None
+    return pods
+
+
 def load_input(args: argparse.Namespace, *, registry: Registry | None = None) -> SimulationInput:
     """Read and check every file named on the command line; raises `InputError`."""
     nodes = [_parse(args.nodes, "Node", raw) for raw in objects_of_kind(args.nodes, "Node")]
     _refuse_repeated_names(
         args.nodes, "Node", (node.name for node in nodes), "another node has this name"
     )
-    pods = [_parse(args.pods, "Pod", raw) for raw in objects_of_kind(args.pods, "Pod")]
+    pods = _pending_pods(args.pods, nodes)
     existing: list[Pod] = []
     pdb_raws: list[Mapping[str, Any]] = []
     if args.existing:

@@ -33,7 +33,7 @@ from berth.engine.model.labels import (
     Requirement,
     parse_go_int64,
 )
-from berth.engine.model.node import Taint, TaintEffect
+from berth.engine.model.node import Node, Taint, TaintEffect
 from berth.engine.model.pod import Pod, PreferredNodeTerm, Toleration, tolerates_taint
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "matches_required_node_affinity",
     "node_selector_mask",
     "pod_has_node_requirements",
+    "pod_matches_node",
     "preferred_weights",
     "term_mask",
     "untolerated_taint_mask",
@@ -169,6 +170,14 @@ def label_selector_mask(cluster: ClusterState, labels: Mapping[str, str], slots:
 def pod_has_node_requirements(pod: Pod) -> bool:
     """True when `nodeSelector` or required node affinity could reject some node."""
     return bool(pod.node_selector) or pod.required_node_affinity is not None
+
+
+def pod_matches_node(pod: Pod, node: Node) -> bool:
+    """`nodeSelector` AND required node affinity, for one node (the per-row reference)."""
+    if any(node.labels.get(key) != value for key, value in pod.node_selector.items()):
+        return False
+    required = pod.required_node_affinity
+    return required is None or required.matches(node.labels, node.name)
 
 
 def matches_required_node_affinity(cluster: ClusterState, pod: Pod, slots: NodeSlots) -> Mask:

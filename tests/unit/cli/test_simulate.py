@@ -115,7 +115,8 @@ def test_same_seed_same_placements(tmp_path: Path, capsys: pytest.CaptureFixture
         ),
         (
             {"kind": "Node", "metadata": {"name": "oops"}},
-            "pods.yaml: object 1: expected kind Pod, got 'Node'",
+            "pods.yaml: object 1: expected kind Pod, Deployment, ReplicaSet, StatefulSet, Job or "
+            "DaemonSet, got 'Node'",
         ),
         (
             {

@@ -43,6 +43,7 @@ from berth.engine.model.pod import Pod, PreferredNodeTerm
 from berth.engine.nodematch import (
     label_selector_mask,
     node_selector_mask,
+    pod_matches_node,
     preferred_weights,
 )
 from berth.engine.scoring.normalize import normalize_to_max
@@ -66,14 +67,6 @@ class NodeAffinityArgs:
 
     added_required: NodeSelector | None = None
     added_preferred: tuple[PreferredNodeTerm, ...] = ()
-
-
-def _pod_matches_node(pod: Pod, node: Node) -> bool:
-    """`nodeSelector` AND required node affinity, for one node."""
-    if any(node.labels.get(key) != value for key, value in pod.node_selector.items()):
-        return False
-    required = pod.required_node_affinity
-    return required is None or required.matches(node.labels, node.name)
 
 
 def pinned_node_names(selector: NodeSelector) -> frozenset[str] | None:
@@ -193,11 +186,11 @@ class NodeAffinity:
         added = self.args.added_required
         if added is not None and not added.matches(new.labels, new.name):
             return QueueingHint.SKIP
-        if not _pod_matches_node(pod, new):
+        if not pod_matches_node(pod, new):
             return QueueingHint.SKIP
         if not isinstance(old, Node):
             return QueueingHint.QUEUE
-        return QueueingHint.SKIP if _pod_matches_node(pod, old) else QueueingHint.QUEUE
+        return QueueingHint.SKIP if pod_matches_node(pod, old) else QueueingHint.QUEUE
 
 
 # ---------------------------------------------------------------------- args
