@@ -80,6 +80,10 @@ class Simulation:
         self._keys = {pod.key for pod in existing}
         self._uids = {pod.uid for pod in existing}
 
+    def holds(self, namespace: str, name: str) -> bool:
+        """Whether a pod of this namespace and name is bound or was placed already."""
+        return f"{namespace}/{name}" in self._keys
+
     def place(self, pod: Pod) -> Placement:
         """Schedule `pod` now and, when it gets a node, account it there."""
         pod = _with_uid(pod, "pending")
