@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from berth.cli.input_files import InputError
+from berth.cli.simulate_compare import FRAGMENTATION_HELP, compare
 from berth.cli.simulate_input import load_input, load_profiles
 from berth.cli.simulate_output import MAX_MESSAGE, emit, printable, to_json, to_table
 from berth.engine.errors import PluginPackageError
@@ -51,6 +52,14 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--seed", type=int, default=0, help="seed for the tie-break among equal scores"
     )
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        metavar="PROFILES.yaml",
+        help="also run the same input under these SchedulerProfiles (same seed) and print the "
+        "pods placed differently and, per profile set, nodes used, nodes left empty, pods "
+        f"pending and fragmentation; {FRAGMENTATION_HELP}",
+    )
     parser.add_argument("--output", choices=("table", "json"), default="table")
     parser.set_defaults(handler=run)
 
@@ -63,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         registry = plugin_registry()  # logs what it loaded; stderr stays for answers and errors
         inputs = load_input(args, registry=registry)
+        compared = load_profiles(args.compare, registry=registry) if args.compare else None
     except (InputError, PluginPackageError) as error:
         _say(str(error))
         return EXIT_BAD_INPUT
@@ -80,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
         default=default,
         seed=args.seed,
     )
-    if args.output == "json":
+    if compared is not None:
+        text = compare(args, inputs, first=result, second_profiles=compared)
+    elif args.output == "json":
         text = json.dumps(to_json(result, inputs.warnings), indent=2)
     else:
         text = to_table(result)
