@@ -94,9 +94,7 @@ class Simulation:
         # kube-scheduler sums requests in int64 and absurd amounts wrap there without a word;
         # numpy does the same here, and should not warn about it.
         with np.errstate(over="ignore"):
-            return _place(
-                pod, self.cluster, self._profiles, self._default, self._search, self._rng
-            )
+            return _place(pod, self.cluster, self._profiles, self._default, self._search, self._rng)
 
 
 def simulate(
