@@ -11,7 +11,9 @@ import pytest
 from tests.builders import make_node, make_pod
 from tests.unit.cli.simulate_support import Outcome, berth, write
 
-NO_VICTIMS = "preemption: 0/{n} nodes are available: {n} No preemption victims found for incoming pod."
+NO_VICTIMS = (
+    "preemption: 0/{n} nodes are available: {n} No preemption victims found for incoming pod."
+)
 
 
 def _nodes(count: int, **capacity: str | int) -> list[dict[str, Any]]:
@@ -113,7 +115,11 @@ def test_counts_copies_until_one_fails(tmp_path: Path, case: Case) -> None:
     per_node = {entry["node"]: entry["replicas"] for entry in result["perNode"]}
     if case.message is None:
         assert sum(per_node.values()) == case.fit
-        assert result["stop"] == {"reason": "LimitReached", "pod": None, "message": "--max 5 reached"}
+        assert result["stop"] == {
+            "reason": "LimitReached",
+            "pod": None,
+            "message": "--max 5 reached",
+        }
     else:
         assert per_node == case.per_node
         name = case.pod["metadata"]["name"]
