@@ -15,19 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from berth.cli.input_files import InputError
-from berth.cli.simulate_input import SimulationInput, load_input
-from berth.cli.simulate_output import MAX_MESSAGE, emit, printable
-from berth.engine.errors import PluginPackageError
-from berth.engine.framework.runtime import build_framework
+from berth.cli.offline_input import EXIT_BAD_INPUT, read_input, say
+from berth.cli.simulate_input import SimulationInput
+from berth.cli.simulate_output import emit, printable
 from berth.engine.model.parsing import brief, brief_name
 from berth.engine.model.pod import Pod
-from berth.profiles import default_profile_config, plugin_registry
 from berth.scheduling.capacity import CapacityResult, count_replicas
 from berth.scheduling.simulator import Simulation
 
 __all__ = ["register", "run"]
 
-EXIT_BAD_INPUT = 2
 DEFAULT_MAX = 10_000
 
 
@@ -80,10 +77,6 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _say(message: str) -> None:
-    emit(f"berth capacity: {printable(message, MAX_MESSAGE)}\n", sys.stderr)
-
-
 def _the_pod(path: Path, inputs: SimulationInput) -> Pod:
     if len(inputs.pods) != 1:
         raise InputError(f"{path}: expected exactly one Pod, found {len(inputs.pods)}")
@@ -98,24 +91,21 @@ def _the_pod(path: Path, inputs: SimulationInput) -> Pod:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        registry = plugin_registry()  # logs what it loaded; stderr stays for answers and errors
-        inputs = load_input(argparse.Namespace(**vars(args), pods=args.pod), registry=registry)
-        template = _the_pod(args.pod, inputs)
-    except (InputError, PluginPackageError) as error:
-        _say(str(error))
+    loaded = read_input(argparse.Namespace(**vars(args), pods=args.pod), command="capacity")
+    if loaded is None:
         return EXIT_BAD_INPUT
-    for warning in inputs.warnings:
-        _say(f"warning: {warning}")
-    default = (
-        None if inputs.profiles is not None else build_framework(default_profile_config(), registry)
-    )
+    try:
+        template = _the_pod(args.pod, loaded.inputs)
+    except InputError as error:
+        say("capacity", str(error))
+        return EXIT_BAD_INPUT
+    inputs = loaded.inputs
     simulation = Simulation(
         nodes=inputs.nodes,
         existing=inputs.existing,
         pdbs=inputs.pdbs,
         profiles=inputs.profiles,
-        default=default,
+        default=loaded.default_framework(),
         seed=args.seed,
     )
     result = count_replicas(simulation, template, limit=args.max)
