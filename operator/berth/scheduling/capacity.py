@@ -45,8 +45,8 @@ def count_replicas(simulation: Simulation, template: Pod, *, limit: int) -> Capa
     if limit < 0:
         raise ValueError("limit must not be negative")
     per_node: Counter[str] = Counter()
-    number = 0
-    while sum(per_node.values()) < limit:
+    fit = number = 0
+    while fit < limit:
         number += 1
         name = copy_name(template.name, number)
         if simulation.holds(template.namespace, name):
@@ -54,6 +54,7 @@ def count_replicas(simulation: Simulation, template: Pod, *, limit: int) -> Capa
         copy = replace(template, name=name, uid=f"capacity:{template.namespace}/{name}")
         placement = simulation.place(copy)
         if placement.node is None:
-            return CapacityResult(sum(per_node.values()), dict(per_node), placement, limit)
+            return CapacityResult(fit, dict(per_node), placement, limit)
         per_node[placement.node] += 1
-    return CapacityResult(limit, dict(per_node), None, limit)
+        fit += 1
+    return CapacityResult(fit, dict(per_node), None, limit)
