@@ -1,4 +1,4 @@
-"""Totals of one simulation: nodes used count bound pods too, and fragmentation follows its formula."""
+"""Offline measures: comparison totals (bound pods count as use; fragmentation by its formula) and the capacity bound."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import pytest
 
 from berth.engine.framework.runtime import build_framework
 from berth.profiles import default_profile_config
+from berth.scheduling.capacity import count_replicas
 from berth.scheduling.comparison import totals
 from berth.scheduling.simulator import Simulation, simulate
 from tests.builders import make_node, make_pod
@@ -56,3 +57,14 @@ def test_a_simulation_refuses_a_pod_it_holds_already() -> None:
     assert simulation.holds("default", "web")
     with pytest.raises(ValueError, match="already in the simulation"):
         simulation.place(make_pod("web").build())
+
+
+def test_capacity_with_a_zero_bound_places_nothing() -> None:
+    simulation = Simulation(
+        nodes=[make_node("a").build()], default=build_framework(default_profile_config())
+    )
+    result = count_replicas(simulation, make_pod("web").build(), limit=0)
+    assert (result.fit, result.per_node, result.limit_reached) == (0, {}, True)
+    assert not simulation.holds("default", "web-1")
+    with pytest.raises(ValueError, match="negative"):
+        count_replicas(simulation, make_pod("web").build(), limit=-1)
