@@ -14,16 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from berth.cli.input_files import InputError
-from berth.cli.simulate_input import load_input, load_profiles
-from berth.cli.simulate_output import MAX_MESSAGE, emit, printable, to_json, to_table
-from berth.engine.errors import PluginPackageError
-from berth.engine.framework.runtime import build_framework
-from berth.profiles import default_profile_config, plugin_registry
+from berth.cli.offline_input import EXIT_BAD_INPUT, read_input, say
+from berth.cli.simulate_compare import FRAGMENTATION_HELP, compare
+from berth.cli.simulate_input import load_profiles
+from berth.cli.simulate_output import emit, to_json, to_table
 from berth.scheduling.simulator import simulate
 
 __all__ = ["InputError", "load_profiles", "register", "run"]
-
-EXIT_BAD_INPUT = 2
 
 
 def register(subparsers: Any) -> None:
@@ -57,36 +54,40 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--seed", type=int, default=0, help="seed for the tie-break among equal scores"
     )
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        metavar="PROFILES.yaml",
+        help="also run the same input under these SchedulerProfiles (same seed) and print the "
+        "pods placed differently and, per profile set, nodes used, nodes left empty, pods "
+        f"pending and fragmentation; {FRAGMENTATION_HELP}",
+    )
     parser.add_argument("--output", choices=("table", "json"), default="table")
     parser.set_defaults(handler=run)
 
 
-def _say(message: str) -> None:
-    emit(f"berth simulate: {printable(message, MAX_MESSAGE)}\n", sys.stderr)
-
-
 def run(args: argparse.Namespace) -> int:
-    try:
-        registry = plugin_registry()  # logs what it loaded; stderr stays for answers and errors
-        inputs = load_input(args, registry=registry)
-    except (InputError, PluginPackageError) as error:
-        _say(str(error))
+    loaded = read_input(args, command="simulate")
+    if loaded is None:
         return EXIT_BAD_INPUT
-    for warning in inputs.warnings:
-        _say(f"warning: {warning}")
-    default = (
-        None if inputs.profiles is not None else build_framework(default_profile_config(), registry)
-    )
+    inputs = loaded.inputs
+    try:
+        compared = load_profiles(args.compare, registry=loaded.registry) if args.compare else None
+    except InputError as error:
+        say("simulate", str(error))
+        return EXIT_BAD_INPUT
     result = simulate(
         nodes=inputs.nodes,
         pods=inputs.pods,
         existing=inputs.existing,
         pdbs=inputs.pdbs,
         profiles=inputs.profiles,
-        default=default,
+        default=loaded.default_framework(),
         seed=args.seed,
     )
-    if args.output == "json":
+    if compared is not None:
+        text = compare(args, inputs, first=result, second_profiles=compared)
+    elif args.output == "json":
         text = json.dumps(to_json(result, inputs.warnings), indent=2)
     else:
         text = to_table(result)

@@ -39,6 +39,64 @@ class SimulationResult:
     cluster: ClusterState
 
 
+class Simulation:
+    """A cluster of `nodes` with `existing` pods bound, on which pods are placed one at a time.
+
+    Each placement is assumed at once, so the next pod sees it; `berth simulate` places a list
+    of pods, `berth capacity` places copies of one pod until a copy does not fit. With
+    `profiles`, a pod is scheduled by the profile named by its schedulerName and skipped when
+    there is none; otherwise every pod uses `default`. `pdbs` are honoured by preemption.
+    """
+
+    def __init__(
+        self,
+        *,
+        nodes: Sequence[Node],
+        existing: Sequence[Pod] = (),
+        pdbs: Sequence[PodDisruptionBudget] = (),
+        profiles: Mapping[str, Framework] | None = None,
+        default: Framework | None = None,
+        seed: int = 0,
+    ) -> None:
+        if (profiles is None) == (default is None):
+            raise ValueError("pass exactly one of profiles= or default=")
+        existing = [_with_uid(pod, "existing") for pod in existing]
+        _require_unique([pod.uid for pod in existing], "pod UIDs")
+        _require_unique([pod.key for pod in existing], "pod namespace/names")
+        _require_unique([node.name for node in nodes], "node names")
+        self.cluster = ClusterState()
+        for node in nodes:
+            self.cluster.upsert_node(node)
+        for pod in existing:
+            if not pod.is_terminal:
+                self.cluster.add_pod(pod)
+        for pdb in pdbs:
+            self.cluster.set_pdb(pdb)
+        self._profiles = profiles
+        self._default = default
+        self._search = SearchState()
+        self._rng = random.Random(seed)
+        # Two pods of one identity would share one slot in the cluster and be counted once.
+        self._keys = {pod.key for pod in existing}
+        self._uids = {pod.uid for pod in existing}
+
+    def holds(self, namespace: str, name: str) -> bool:
+        """Whether a pod of this namespace and name is bound or was placed already."""
+        return f"{namespace}/{name}" in self._keys
+
+    def place(self, pod: Pod) -> Placement:
+        """Schedule `pod` now and, when it gets a node, account it there."""
+        pod = _with_uid(pod, "pending")
+        if pod.key in self._keys or pod.uid in self._uids:
+            raise ValueError(f"pod {pod.key} (uid {pod.uid}) is already in the simulation")
+        self._keys.add(pod.key)
+        self._uids.add(pod.uid)
+        # kube-scheduler sums requests in int64 and absurd amounts wrap there without a word;
+        # numpy does the same here, and should not warn about it.
+        with np.errstate(over="ignore"):
+            return _place(pod, self.cluster, self._profiles, self._default, self._search, self._rng)
+
+
 def simulate(
     *,
     nodes: Sequence[Node],
@@ -49,43 +107,30 @@ def simulate(
     default: Framework | None = None,
     seed: int = 0,
 ) -> SimulationResult:
-    """Schedule `pods` in queue order.
+    """Schedule `pods` in queue order on a `Simulation` of the other arguments.
 
-    With `profiles`, a pod is scheduled by the profile named by its schedulerName
-    and skipped when there is none; otherwise every pod uses `default`. `pdbs` are
-    honoured by preemption. Names and UIDs must be unique and `existing` pods bound to
-    one of `nodes` (the CLI checks its input for that).
+    Names and UIDs must be unique and `existing` pods bound to one of `nodes` (the CLI checks
+    its input for that).
     """
-    if (profiles is None) == (default is None):
-        raise ValueError("pass exactly one of profiles= or default=")
     # Objects read from files usually have no UID, and the cluster keys pods by UID.
     pods = [_with_uid(pod, "pending") for pod in pods]
     existing = [_with_uid(pod, "existing") for pod in existing]
     _require_unique([pod.uid for pod in (*pods, *existing)], "pod UIDs")
     _require_unique([pod.key for pod in (*pods, *existing)], "pod namespace/names")
-    _require_unique([node.name for node in nodes], "node names")
-    cluster = ClusterState()
-    for node in nodes:
-        cluster.upsert_node(node)
-    for pod in existing:
-        if not pod.is_terminal:
-            cluster.add_pod(pod)
-    for pdb in pdbs:
-        cluster.set_pdb(pdb)
-    search = SearchState()
-    rng = random.Random(seed)
+    simulation = Simulation(
+        nodes=nodes,
+        existing=existing,
+        pdbs=pdbs,
+        profiles=profiles,
+        default=default,
+        seed=seed,
+    )
     ordered = sorted(enumerate(pods), key=lambda item: (-item[1].priority, item[0]))
-    results: dict[int, Placement] = {}
-    # kube-scheduler sums requests in int64 and absurd amounts wrap there without a word;
-    # numpy does the same here, and should not warn about it.
-    with np.errstate(over="ignore"):
-        for index, pod in ordered:
-            results[index] = _place(pod, cluster, profiles, default, search, rng)
-    return SimulationResult([results[i] for i in range(len(pods))], cluster)
+    results = {index: simulation.place(pod) for index, pod in ordered}
+    return SimulationResult([results[i] for i in range(len(pods))], simulation.cluster)
 
 
 def _require_unique(values: Sequence[str], what: str) -> None:
-    # Two objects of one identity would share one slot in the cluster and be counted once.
     if len(set(values)) != len(values):
         raise ValueError(f"{what} must be unique")
 

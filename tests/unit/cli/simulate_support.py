@@ -1,4 +1,4 @@
-"""Helpers for `berth simulate` tests: write objects to YAML files, run the command in-process."""
+"""Helpers for `berth simulate` and `berth capacity` tests: write objects to YAML files, run the command in-process."""
 
 from __future__ import annotations
 
@@ -30,8 +30,13 @@ def write(path: Path, *objects: dict[str, Any]) -> Path:
     return path
 
 
-def simulate(*argv: str | Path) -> Outcome:
+def berth(command: str, *argv: str | Path) -> Outcome:
+    """Run `berth COMMAND ARGV...` in-process, capturing its output."""
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        code = main(["simulate", *map(str, argv)])
+        code = main([command, *map(str, argv)])
     return Outcome(code, out.getvalue(), err.getvalue())
+
+
+def simulate(*argv: str | Path) -> Outcome:
+    return berth("simulate", *argv)

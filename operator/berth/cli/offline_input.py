@@ -1,0 +1,55 @@
+"""What the offline commands (`berth simulate`, `berth capacity`) share: their checked input.
+
+Both read nodes, bound pods, budgets and profiles the same way, report bad input as one line
+on stderr prefixed with the command's name (exit status 2), and fall back to kube-scheduler's
+default profile when no profile file is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+
+from berth.cli.input_files import InputError
+from berth.cli.simulate_input import SimulationInput, load_input
+from berth.cli.simulate_output import MAX_MESSAGE, emit, printable
+from berth.engine.errors import PluginPackageError
+from berth.engine.framework.runtime import Framework, build_framework
+from berth.engine.registry import Registry
+from berth.profiles import default_profile_config, plugin_registry
+
+__all__ = ["EXIT_BAD_INPUT", "OfflineInput", "read_input", "say"]
+
+EXIT_BAD_INPUT = 2
+
+
+def say(command: str, message: str) -> None:
+    """One line on stderr, prefixed like every message of `berth COMMAND`."""
+    emit(f"berth {command}: {printable(message, MAX_MESSAGE)}\n", sys.stderr)
+
+
+@dataclass(frozen=True, slots=True)
+class OfflineInput:
+    inputs: SimulationInput
+    registry: Registry
+
+    def default_framework(self) -> Framework | None:
+        """kube-scheduler's default profile for every pod, unless a profile file was given."""
+        if self.inputs.profiles is not None:
+            return None
+        return build_framework(default_profile_config(), self.registry)
+
+
+def read_input(args: argparse.Namespace, *, command: str) -> OfflineInput | None:
+    """The checked input named by `args`, its warnings said on stderr; None when it cannot be
+    used, after saying why in one line naming the file, the object and the field."""
+    try:
+        registry = plugin_registry()  # logs what it loaded; stderr stays for answers and errors
+        inputs = load_input(args, registry=registry)
+    except (InputError, PluginPackageError) as error:
+        say(command, str(error))
+        return None
+    for warning in inputs.warnings:
+        say(command, f"warning: {warning}")
+    return OfflineInput(inputs, registry)
