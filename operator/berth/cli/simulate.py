@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from berth.cli.cluster_snapshot import add_arguments as add_cluster_arguments
+from berth.cli.cluster_snapshot import load_cluster_input
 from berth.cli.input_files import InputError
 from berth.cli.simulate_input import load_input, load_profiles
 from berth.cli.simulate_output import MAX_MESSAGE, emit, printable, to_json, to_table
@@ -35,7 +37,9 @@ def register(subparsers: Any) -> None:
             "would, and print each pod's node or its FailedScheduling message."
         ),
     )
-    parser.add_argument("--nodes", required=True, type=Path, help="YAML of Node objects")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--nodes", type=Path, help="YAML of Node objects")
+    add_cluster_arguments(parser, source)
     parser.add_argument("--pods", required=True, type=Path, help="YAML of Pod objects to schedule")
     parser.add_argument(
         "--existing",
@@ -62,7 +66,8 @@ def _say(message: str) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         registry = plugin_registry()  # logs what it loaded; stderr stays for answers and errors
-        inputs = load_input(args, registry=registry)
+        load = load_cluster_input if args.from_cluster else load_input
+        inputs = load(args, registry=registry)
     except (InputError, PluginPackageError) as error:
         _say(str(error))
         return EXIT_BAD_INPUT
@@ -79,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
         profiles=inputs.profiles,
         default=default,
         seed=args.seed,
+        namespaces=inputs.namespaces,
+        workloads=inputs.workloads,
     )
     if args.output == "json":
         text = json.dumps(to_json(result, inputs.warnings), indent=2)

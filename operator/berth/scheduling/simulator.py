@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from berth.engine.algorithm import Scheduled, SchedulingError, SearchState, schedule_one
-from berth.engine.cluster import ClusterState
+from berth.engine.cluster import ClusterState, Workload
 from berth.engine.framework.runtime import Framework
 from berth.engine.model.node import Node
 from berth.engine.model.parsing import brief
@@ -48,12 +48,16 @@ def simulate(
     profiles: Mapping[str, Framework] | None = None,
     default: Framework | None = None,
     seed: int = 0,
+    namespaces: Mapping[str, Mapping[str, str]] | None = None,
+    workloads: Sequence[Workload] = (),
 ) -> SimulationResult:
     """Schedule `pods` in queue order.
 
     With `profiles`, a pod is scheduled by the profile named by its schedulerName
     and skipped when there is none; otherwise every pod uses `default`. `pdbs` are
-    honoured by preemption. Names and UIDs must be unique and `existing` pods bound to
+    honoured by preemption. `namespaces` (name -> labels) are what the namespaceSelector of
+    pod (anti-)affinity terms match; `workloads` (Services and controllers) give the
+    selectors of PodTopologySpread's system defaults. Names and UIDs must be unique and `existing` pods bound to
     one of `nodes` (the CLI checks its input for that).
     """
     if (profiles is None) == (default is None):
@@ -72,6 +76,10 @@ def simulate(
             cluster.add_pod(pod)
     for pdb in pdbs:
         cluster.set_pdb(pdb)
+    for name, labels in (namespaces or {}).items():
+        cluster.set_namespace(name, labels)
+    for workload in workloads:
+        cluster.set_workload(workload)
     search = SearchState()
     rng = random.Random(seed)
     ordered = sorted(enumerate(pods), key=lambda item: (-item[1].priority, item[0]))
