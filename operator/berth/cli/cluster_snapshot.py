@@ -19,6 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import kopf
+import yaml
+
 from berth.cli.input_files import InputError
 from berth.cli.simulate_input import (
     SimulationInput,
@@ -34,7 +37,12 @@ from berth.engine.model.parsing import brief, brief_name
 from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
 from berth.engine.registry import Registry
-from berth.kube.api import ApiError, ApiSession, ApiTransportError
+from berth.kube.api import (
+    ApiError,
+    ApiSession,
+    ApiTransportError,
+    connection_info_from_kubeconfig,
+)
 from berth.kube.workloads import KINDS as WORKLOAD_KINDS
 from berth.kube.workloads import workload_from_dict
 from berth.profiles import load_profile
@@ -208,8 +216,8 @@ async def read_snapshot(session: ApiSession) -> ClusterSnapshot:
     )
 
 
-async def _snapshot_of(kubeconfig: Path, context: str | None) -> ClusterSnapshot:
-    async with ApiSession.from_kubeconfig(kubeconfig, context) as session:
+async def _snapshot_of(info: kopf.ConnectionInfo, token_file: Path | None) -> ClusterSnapshot:
+    async with ApiSession.from_connection_info(info, token_file=token_file) as session:
         return await read_snapshot(session)
 
 
@@ -248,11 +256,16 @@ def load_cluster_input(
     profiles = load_profiles(args.profile, registry=registry) if args.profile else None
     kubeconfig = _kubeconfig(args)
     try:
-        snapshot = asyncio.run(_snapshot_of(kubeconfig, args.context))
-    except (OSError, ValueError, KeyError) as error:
-        raise InputError(f"{kubeconfig}: cannot use this kubeconfig: {brief(str(error))}") from None
+        info, token_file = connection_info_from_kubeconfig(kubeconfig, args.context)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError) as error:
+        # A missing file, bad YAML, or a document that is not a kubeconfig.
+        raise InputError(f"{kubeconfig}: cannot use this kubeconfig: {error}") from None
+    try:
+        snapshot = asyncio.run(_snapshot_of(info, token_file))
+    except OSError as error:  # the CA or client certificate files (ssl.SSLError included)
+        raise InputError(f"{kubeconfig}: cannot use its credentials: {error}") from None
     except (ApiError, ApiTransportError) as error:
-        raise InputError(f"{CLUSTER}: cannot read it: {brief(str(error))}") from None
+        raise InputError(f"{CLUSTER}: cannot read it: {error}") from None
     refuse_duplicate_pods(
         [(args.pods, pod) for pod in pods] + [(CLUSTER, pod) for pod in snapshot.bound_pods]
     )

@@ -1,7 +1,8 @@
-"""`berth simulate`: how would Berth place these pods on these nodes? Reads files, prints placements.
+"""`berth simulate`: how would Berth place these pods on these nodes? Reads files (or, read-only,
+the live cluster: cluster_snapshot.py), prints placements.
 
 Exit status: 0 with an answer; 2 with one line on stderr naming the file, the object and the
-field when the input cannot be used; 141 (quietly) when stdout is a pipe its reader closed;
+field when the input (or the cluster, with --from-cluster) cannot be used; 141 (quietly) when stdout is a pipe its reader closed;
 1 when stdout cannot be written otherwise.
 """
 
@@ -33,7 +34,8 @@ def register(subparsers: Any) -> None:
         "simulate",
         help="place pods on nodes offline with the scheduling engine",
         description=(
-            "Schedule PODS onto NODES in queue order (priority, then file order) exactly as Berth "
+            "Schedule PODS onto NODES (or onto the live cluster with --from-cluster, which only "
+            "gets and lists) in queue order (priority, then file order) exactly as Berth "
             "would, and print each pod's node or its FailedScheduling message."
         ),
     )
