@@ -77,22 +77,24 @@ def _read_only_kubeconfig(plane: LocalControlPlane, namespace: str) -> Path:
     return plane.serviceaccount_kubeconfig(namespace, "reader")
 
 
-def _simulated_nodes(kubeconfig: Path, pod: dict[str, Any], tmp_path: Path) -> set[str]:
+def _simulated_node(*argv: str) -> str:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(["simulate", *argv, "--output", "json"])
+    assert code == 0, err.getvalue()
+    (placement,) = json.loads(out.getvalue())["pods"]
+    assert placement["node"], placement["message"]
+    return str(placement["node"])
+
+
+def _simulated_nodes(
+    kubeconfig: Path, pod: dict[str, Any], tmp_path: Path, *extra: str
+) -> set[str]:
     """The nodes `simulate --from-cluster` picks for `pod` over several tie-break seeds."""
     pods_file = tmp_path / f"{pod['metadata']['name']}.yaml"
     pods_file.write_text(yaml.safe_dump(pod))
-    picked = set()
-    for seed in SEEDS:
-        out, err = io.StringIO(), io.StringIO()
-        argv = ["simulate", "--from-cluster", "--kubeconfig", str(kubeconfig)]
-        argv += ["--pods", str(pods_file), "--seed", str(seed), "--output", "json"]
-        with redirect_stdout(out), redirect_stderr(err):
-            code = main(argv)
-        assert code == 0, err.getvalue()
-        (placement,) = json.loads(out.getvalue())["pods"]
-        assert placement["node"], placement["message"]
-        picked.add(placement["node"])
-    return picked
+    source = ["--from-cluster", "--kubeconfig", str(kubeconfig), "--pods", str(pods_file)]
+    return {_simulated_node(*source, *extra, "--seed", str(seed)) for seed in SEEDS}
 
 
 def test_from_cluster_predicts_live_placements_with_get_and_list_only(
@@ -160,11 +162,21 @@ def test_from_cluster_predicts_live_placements_with_get_and_list_only(
         pod_body("small-tier", group, nodeSelector={GROUP_LABEL: group, "tier": "small"}),
     ]
     simulated: dict[str, set[str]] = {}
+    saved = tmp_path / "snapshot"
     live: dict[str, str] = {}
     for pod in new_pods:
         pod["metadata"]["namespace"] = namespace
         name = pod["metadata"]["name"]
-        simulated[name] = _simulated_nodes(kubeconfig, pod, tmp_path)
+        simulated[name] = _simulated_nodes(kubeconfig, pod, tmp_path, "--snapshot-to", str(saved))
+        # The saved snapshot gives the same answer offline (this pod needs no namespace labels
+        # or workloads, which it does not hold).
+        if name == "wide":
+            offline = ["--nodes", str(saved / "nodes.yaml"), "--existing"]
+            offline += [str(saved / "existing.yaml"), "--profile", str(saved / "profiles.yaml")]
+            offline += ["--pods", str(tmp_path / "wide.yaml")]
+            assert {_simulated_node(*offline, "--seed", str(seed)) for seed in SEEDS} == simulated[
+                name
+            ]
         create(control_plane, namespace, pod)
         live[name] = wait_bound(control_plane, namespace, [name])[name]
         assert live[name] in simulated[name], (name, live[name], simulated[name])

@@ -43,11 +43,17 @@ from berth.kube.api import (
     ApiTransportError,
     connection_info_from_kubeconfig,
 )
-from berth.kube.workloads import KINDS as WORKLOAD_KINDS
 from berth.kube.workloads import workload_from_dict
 from berth.profiles import load_profile
 
-__all__ = ["LISTED_RESOURCES", "ClusterSnapshot", "add_arguments", "load_cluster_input"]
+__all__ = [
+    "LISTED_RESOURCES",
+    "ClusterSnapshot",
+    "add_arguments",
+    "load_cluster_input",
+    "read_snapshot",
+    "write_snapshot",
+]
 
 NODES = "/api/v1/nodes"
 PODS = "/api/v1/pods"
@@ -60,7 +66,6 @@ WORKLOAD_PATHS = {
     "ReplicaSet": "/apis/apps/v1/replicasets",
     "StatefulSet": "/apis/apps/v1/statefulsets",
 }
-assert set(WORKLOAD_PATHS) == set(WORKLOAD_KINDS)  # the operator's watch list, and ours
 
 # What the help and the README name as the rights this needs (get/list on each).
 LISTED_RESOURCES = (
@@ -83,6 +88,8 @@ class ClusterSnapshot:
     workloads: list[Workload]
     profile_documents: list[dict[str, Any]] | None
     warnings: list[str] = field(default_factory=list)
+    # The objects behind nodes, bound_pods and pdbs, as listed, for --snapshot-to.
+    raw: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def add_arguments(parser: argparse.ArgumentParser, source: Any) -> None:
@@ -104,6 +111,14 @@ def add_arguments(parser: argparse.ArgumentParser, source: Any) -> None:
     parser.add_argument(
         "--context", help="kubeconfig context for --from-cluster (default: current)"
     )
+    parser.add_argument(
+        "--snapshot-to",
+        type=Path,
+        metavar="DIR",
+        help="with --from-cluster, also save what was read as DIR/nodes.yaml, DIR/existing.yaml "
+        "(bound pods and PodDisruptionBudgets) and DIR/profiles.yaml, for offline runs with "
+        "--nodes/--existing/--profile (namespace labels and workloads are not saved)",
+    )
 
 
 def _kubeconfig(args: argparse.Namespace) -> Path:
@@ -118,12 +133,13 @@ def _kubeconfig(args: argparse.Namespace) -> Path:
 
 def _readable(
     parse: Callable[[dict[str, Any]], T], raws: list[dict[str, Any]], warnings: list[str]
-) -> list[T]:
-    """The objects that parse; each that does not becomes a warning, as in the operator."""
+) -> list[tuple[T, dict[str, Any]]]:
+    """The objects that parse, each with its raw form; one that does not becomes a warning,
+    as in the operator."""
     parsed = []
     for raw in raws:
         try:
-            parsed.append(parse(raw))
+            parsed.append((parse(raw), raw))
         except InvalidObjectError as error:
             warnings.append(f"{CLUSTER}: skipped an object Berth cannot read: {error}")
     return parsed
@@ -181,9 +197,9 @@ async def read_snapshot(session: ApiSession) -> ClusterSnapshot:
     nodes = _readable(Node.from_dict, await _list(session, NODES), warnings)
     live = {"fieldSelector": "status.phase!=Succeeded,status.phase!=Failed"}
     pods = _readable(Pod.from_dict, await _list(session, PODS, params=live), warnings)
-    node_names = {node.name for node in nodes}
+    node_names = {node.name for node, _ in nodes}
     bound = []
-    for pod in pods:
+    for pod, raw in pods:
         if not pod.node_name:
             continue  # pending: the live scheduler's business, not part of this simulation
         if pod.node_name not in node_names:
@@ -192,7 +208,7 @@ async def read_snapshot(session: ApiSession) -> ClusterSnapshot:
                 f"{brief(pod.node_name)} does not exist; the pod is left out"
             )
             continue
-        bound.append(pod)
+        bound.append((pod, raw))
     no_budgets = "preemption sees no PodDisruptionBudget"
     pdb_raws = await _list_optional(session, PDBS, warnings, consequence=no_budgets) or []
     no_labels = "affinity namespaceSelectors match no namespace"
@@ -205,20 +221,55 @@ async def read_snapshot(session: ApiSession) -> ClusterSnapshot:
     profiles = await _list_optional(
         session, PROFILES, warnings, consequence="kube-scheduler's default profile is used"
     )
+    pdbs = _readable(PodDisruptionBudget.from_dict, pdb_raws, warnings)
     return ClusterSnapshot(
-        nodes=nodes,
-        bound_pods=bound,
-        pdbs=_readable(PodDisruptionBudget.from_dict, pdb_raws, warnings),
+        nodes=[node for node, _ in nodes],
+        bound_pods=[pod for pod, _ in bound],
+        pdbs=[pdb for pdb, _ in pdbs],
         namespaces=_namespace_labels(namespace_raws or []),
         workloads=workloads,
         profile_documents=profiles,
         warnings=warnings,
+        raw={
+            "Node": [raw for _, raw in nodes],
+            "Pod": [raw for _, raw in bound],
+            "PodDisruptionBudget": [raw for _, raw in pdbs],
+        },
     )
 
 
 async def _snapshot_of(info: kopf.ConnectionInfo, token_file: Path | None) -> ClusterSnapshot:
     async with ApiSession.from_connection_info(info, token_file=token_file) as session:
         return await read_snapshot(session)
+
+
+# kind -> apiVersion: list items come without them, a file read offline needs both.
+SNAPSHOT_API_VERSIONS = {
+    "Node": "v1",
+    "Pod": "v1",
+    "PodDisruptionBudget": "policy/v1",
+    "SchedulerProfile": "berth.dev/v1alpha1",
+}
+SNAPSHOT_FILES = {
+    "nodes.yaml": ("Node",),
+    "existing.yaml": ("Pod", "PodDisruptionBudget"),
+    "profiles.yaml": ("SchedulerProfile",),
+}
+
+
+def _as_document(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    metadata = {k: v for k, v in (raw.get("metadata") or {}).items() if k != "managedFields"}
+    return {**raw, "apiVersion": SNAPSHOT_API_VERSIONS[kind], "kind": kind, "metadata": metadata}
+
+
+def write_snapshot(directory: Path, snapshot: ClusterSnapshot) -> None:
+    """The snapshot as List files that --nodes, --existing and --profile read back."""
+    by_kind = {**snapshot.raw, "SchedulerProfile": snapshot.profile_documents or []}
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, kinds in SNAPSHOT_FILES.items():
+        items = [_as_document(kind, raw) for kind in kinds for raw in by_kind.get(kind, [])]
+        document = {"apiVersion": "v1", "kind": "List", "items": items}
+        (directory / name).write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
 
 
 def _cluster_profiles(
@@ -266,6 +317,11 @@ def load_cluster_input(
         raise InputError(f"{kubeconfig}: cannot use its credentials: {error}") from None
     except (ApiError, ApiTransportError) as error:
         raise InputError(f"{CLUSTER}: cannot read it: {error}") from None
+    if args.snapshot_to is not None:
+        try:
+            write_snapshot(args.snapshot_to, snapshot)
+        except OSError as error:
+            raise InputError(f"{args.snapshot_to}: cannot save the snapshot: {error}") from None
     refuse_duplicate_pods(
         [(args.pods, pod) for pod in pods] + [(CLUSTER, pod) for pod in snapshot.bound_pods]
     )

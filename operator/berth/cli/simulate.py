@@ -66,6 +66,9 @@ def _say(message: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.snapshot_to is not None and not args.from_cluster:
+        _say("--snapshot-to: saves what --from-cluster read; give --from-cluster too")
+        return EXIT_BAD_INPUT
     try:
         registry = plugin_registry()  # logs what it loaded; stderr stays for answers and errors
         load = load_cluster_input if args.from_cluster else load_input

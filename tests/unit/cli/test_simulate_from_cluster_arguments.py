@@ -76,3 +76,11 @@ def test_an_unreachable_cluster_is_an_input_error(tmp_path: Path, pods: Path) ->
     assert outcome.code == 2
     assert outcome.err.startswith("berth simulate: the cluster: cannot read it: GET /api/v1/nodes")
     assert outcome.out == ""
+
+
+def test_snapshot_to_needs_from_cluster(tmp_path: Path, pods: Path) -> None:
+    nodes = write(tmp_path / "nodes.yaml", make_node("a").capacity(cpu="2", pods=10).obj())
+    outcome = simulate("--nodes", nodes, "--pods", pods, "--snapshot-to", tmp_path / "snap")
+    assert outcome.code == 2
+    assert "--snapshot-to: saves what --from-cluster read" in outcome.err
+    assert not (tmp_path / "snap").exists()
