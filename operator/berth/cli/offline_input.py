@@ -1,6 +1,7 @@
 """What the offline commands (`berth simulate`, `berth capacity`) share: their checked input.
 
-Both read nodes, bound pods, budgets and profiles the same way, report bad input as one line
+Both read nodes, bound pods, budgets and profiles the same way (from files, or for
+`simulate --from-cluster` from the live cluster), report bad input as one line
 on stderr prefixed with the command's name (exit status 2), and fall back to kube-scheduler's
 default profile when no profile file is given.
 """
@@ -11,6 +12,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 
+from berth.cli.cluster_snapshot import load_cluster_input
 from berth.cli.input_files import InputError
 from berth.cli.simulate_input import SimulationInput, load_input
 from berth.cli.simulate_output import MAX_MESSAGE, emit, printable
@@ -46,7 +48,8 @@ def read_input(args: argparse.Namespace, *, command: str) -> OfflineInput | None
     used, after saying why in one line naming the file, the object and the field."""
     try:
         registry = plugin_registry()  # logs what it loaded; stderr stays for answers and errors
-        inputs = load_input(args, registry=registry)
+        load = load_cluster_input if getattr(args, "from_cluster", False) else load_input
+        inputs = load(args, registry=registry)
     except (InputError, PluginPackageError) as error:
         say(command, str(error))
         return None

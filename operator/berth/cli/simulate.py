@@ -1,7 +1,8 @@
-"""`berth simulate`: how would Berth place these pods on these nodes? Reads files, prints placements.
+"""`berth simulate`: how would Berth place these pods on these nodes? Reads files (or, read-only,
+the live cluster: cluster_snapshot.py), prints placements.
 
 Exit status: 0 with an answer; 2 with one line on stderr naming the file, the object and the
-field when the input cannot be used; 141 (quietly) when stdout is a pipe its reader closed;
+field when the input (or the cluster, with --from-cluster) cannot be used; 141 (quietly) when stdout is a pipe its reader closed;
 1 when stdout cannot be written otherwise.
 """
 
@@ -13,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from berth.cli.cluster_snapshot import add_arguments as add_cluster_arguments
 from berth.cli.input_files import InputError
 from berth.cli.offline_input import EXIT_BAD_INPUT, read_input, say
 from berth.cli.simulate_compare import FRAGMENTATION_HELP, compare
@@ -28,11 +30,14 @@ def register(subparsers: Any) -> None:
         "simulate",
         help="place pods on nodes offline with the scheduling engine",
         description=(
-            "Schedule PODS onto NODES in queue order (priority, then file order) exactly as Berth "
+            "Schedule PODS onto NODES (or onto the live cluster with --from-cluster, which only "
+            "gets and lists) in queue order (priority, then file order) exactly as Berth "
             "would, and print each pod's node or its FailedScheduling message."
         ),
     )
-    parser.add_argument("--nodes", required=True, type=Path, help="YAML of Node objects")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--nodes", type=Path, help="YAML of Node objects")
+    add_cluster_arguments(parser, source)
     parser.add_argument(
         "--pods",
         required=True,
@@ -67,6 +72,9 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.snapshot_to is not None and not args.from_cluster:
+        say("simulate", "--snapshot-to: saves what --from-cluster read; give --from-cluster too")
+        return EXIT_BAD_INPUT
     loaded = read_input(args, command="simulate")
     if loaded is None:
         return EXIT_BAD_INPUT
@@ -84,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
         profiles=inputs.profiles,
         default=loaded.default_framework(),
         seed=args.seed,
+        namespaces=inputs.namespaces,
+        workloads=inputs.workloads,
     )
     if compared is not None:
         text = compare(args, inputs, first=result, second_profiles=compared)

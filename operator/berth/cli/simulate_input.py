@@ -19,6 +19,7 @@ from typing import Any
 
 from berth.cli.input_files import InputError, objects_of_kind, read_objects
 from berth.cli.workloads import WORKLOAD_KINDS, expand_workload
+from berth.engine.cluster import Workload
 from berth.engine.errors import FieldError, InvalidObjectError
 from berth.engine.framework.runtime import Framework
 from berth.engine.model.node import Node
@@ -28,7 +29,7 @@ from berth.engine.model.pod import Pod
 from berth.engine.registry import Registry
 from berth.profiles import load_profile
 
-__all__ = ["SimulationInput", "load_input"]
+__all__ = ["SimulationInput", "load_input", "load_pods", "refuse_duplicate_pods"]
 
 PDB_KIND = "PodDisruptionBudget"
 
@@ -41,6 +42,9 @@ class SimulationInput:
     pdbs: list[PodDisruptionBudget]
     profiles: dict[str, Framework] | None
     warnings: list[str] = field(default_factory=list)
+    # Namespace labels and workload selectors: known only when read from a cluster.
+    namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
+    workloads: list[Workload] = field(default_factory=list)
 
 
 def _parse(path: Path, kind: str, raw: Mapping[str, Any]) -> Any:
@@ -59,10 +63,10 @@ def _refuse_repeated_names(path: Path, kind: str, names: Iterable[str], problem:
         seen.add(name)
 
 
-def _refuse_duplicate_pods(pods: Sequence[tuple[Path, Pod]]) -> None:
+def refuse_duplicate_pods(pods: Sequence[tuple[Path | str, Pod]]) -> None:
     # The pending and the bound pods live in one cluster: names and UIDs are unique across both.
-    by_key: dict[str, Path] = {}
-    by_uid: dict[str, tuple[Path, Pod]] = {}
+    by_key: dict[str, Path | str] = {}
+    by_uid: dict[str, tuple[Path | str, Pod]] = {}
     for path, pod in pods:
         where = f"{path}: Pod {brief_name(pod.namespace)}/{brief_name(pod.name)}"
         if pod.key in by_key:
@@ -175,8 +179,9 @@ def _bound_pods(
     return kept
 
 
-def _pending_pods(path: Path, nodes: Sequence[Node]) -> list[Pod]:
-    """The pods of `path`: Pods as written, workloads as the pods their controllers create."""
+def load_pods(path: Path, nodes: Sequence[Node]) -> list[Pod]:
+    """The pods to schedule (the --pods file): Pods as written, workloads as the pods their
+    controllers create (DaemonSets on `nodes`); raises `InputError` naming the object and field."""
     pods: list[Pod] = []
     for raw in read_objects(path, ("Pod", *WORKLOAD_KINDS)):
         if raw.get("kind") == "Pod":
@@ -195,7 +200,7 @@ def load_input(args: argparse.Namespace, *, registry: Registry | None = None) ->
     _refuse_repeated_names(
         args.nodes, "Node", (node.name for node in nodes), "another node has this name"
     )
-    pods = _pending_pods(args.pods, nodes)
+    pods = load_pods(args.pods, nodes)
     existing: list[Pod] = []
     pdb_raws: list[Mapping[str, Any]] = []
     if args.existing:
@@ -204,7 +209,7 @@ def load_input(args: argparse.Namespace, *, registry: Registry | None = None) ->
                 pdb_raws.append(raw)
             else:
                 existing.append(_parse(args.existing, "Pod", raw))
-    _refuse_duplicate_pods(
+    refuse_duplicate_pods(
         [(args.pods, pod) for pod in pods] + [(args.existing, pod) for pod in existing]
     )
     warnings: list[str] = []

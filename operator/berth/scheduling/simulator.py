@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from berth.engine.algorithm import Scheduled, SchedulingError, SearchState, schedule_one
-from berth.engine.cluster import ClusterState
+from berth.engine.cluster import ClusterState, Workload
 from berth.engine.framework.runtime import Framework
 from berth.engine.model.node import Node
 from berth.engine.model.parsing import brief
@@ -45,7 +45,8 @@ class Simulation:
     Each placement is assumed at once, so the next pod sees it; `berth simulate` places a list
     of pods, `berth capacity` places copies of one pod until a copy does not fit. With
     `profiles`, a pod is scheduled by the profile named by its schedulerName and skipped when
-    there is none; otherwise every pod uses `default`. `pdbs` are honoured by preemption.
+    there is none; otherwise every pod uses `default`. `pdbs` are honoured by preemption;
+    `namespaces` and `workloads` are the cluster context affinity and spreading defaults read.
     """
 
     def __init__(
@@ -57,6 +58,8 @@ class Simulation:
         profiles: Mapping[str, Framework] | None = None,
         default: Framework | None = None,
         seed: int = 0,
+        namespaces: Mapping[str, Mapping[str, str]] | None = None,
+        workloads: Sequence[Workload] = (),
     ) -> None:
         if (profiles is None) == (default is None):
             raise ValueError("pass exactly one of profiles= or default=")
@@ -72,6 +75,10 @@ class Simulation:
                 self.cluster.add_pod(pod)
         for pdb in pdbs:
             self.cluster.set_pdb(pdb)
+        for name, labels in (namespaces or {}).items():
+            self.cluster.set_namespace(name, dict(labels))
+        for workload in workloads:
+            self.cluster.set_workload(workload)
         self._profiles = profiles
         self._default = default
         self._search = SearchState()
@@ -106,11 +113,15 @@ def simulate(
     profiles: Mapping[str, Framework] | None = None,
     default: Framework | None = None,
     seed: int = 0,
+    namespaces: Mapping[str, Mapping[str, str]] | None = None,
+    workloads: Sequence[Workload] = (),
 ) -> SimulationResult:
     """Schedule `pods` in queue order on a `Simulation` of the other arguments.
 
-    Names and UIDs must be unique and `existing` pods bound to one of `nodes` (the CLI checks
-    its input for that).
+    `namespaces` (name -> labels) are what the namespaceSelector of pod (anti-)affinity terms
+    match; `workloads` (Services and controllers) give the selectors of PodTopologySpread's
+    system defaults. Names and UIDs must be unique and `existing` pods bound to one of `nodes`
+    (the CLI checks its input for that).
     """
     # Objects read from files usually have no UID, and the cluster keys pods by UID.
     pods = [_with_uid(pod, "pending") for pod in pods]
@@ -124,6 +135,8 @@ def simulate(
         profiles=profiles,
         default=default,
         seed=seed,
+        namespaces=namespaces,
+        workloads=workloads,
     )
     ordered = sorted(enumerate(pods), key=lambda item: (-item[1].priority, item[0]))
     results = {index: simulation.place(pod) for index, pod in ordered}

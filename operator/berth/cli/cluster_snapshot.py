@@ -1,0 +1,340 @@
+"""`berth simulate --from-cluster`: the live cluster, read once with get/list, as simulation input.
+
+A dry run is only worth something when it starts from what the scheduler sees. This module lists
+what Berth's live cache holds (nodes, bound non-terminal pods, PodDisruptionBudgets, namespace
+labels, and the Services and controllers PodTopologySpread's system defaults read), and the
+SchedulerProfiles, and parses each object with the same parsers as the operator. Like the operator,
+it skips an object it cannot read with a warning instead of giving up on the cluster. Pending pods
+of the cluster are not placed: only the pods of `--pods` are. Nothing is written: every request is
+a GET, so a ServiceAccount with get/list on the listed resources is enough.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import kopf
+import yaml
+
+from berth.cli.input_files import InputError
+from berth.cli.simulate_input import (
+    SimulationInput,
+    load_pods,
+    load_profiles,
+    refuse_duplicate_pods,
+)
+from berth.engine.cluster import Workload
+from berth.engine.errors import InvalidObjectError
+from berth.engine.framework.runtime import Framework
+from berth.engine.model.node import Node
+from berth.engine.model.parsing import brief, brief_name
+from berth.engine.model.pdb import PodDisruptionBudget
+from berth.engine.model.pod import Pod
+from berth.engine.registry import Registry
+from berth.kube.api import (
+    ApiError,
+    ApiSession,
+    ApiTransportError,
+    connection_info_from_kubeconfig,
+)
+from berth.kube.workloads import workload_from_dict
+from berth.profiles import load_profile
+
+__all__ = [
+    "LISTED_RESOURCES",
+    "ClusterSnapshot",
+    "add_arguments",
+    "load_cluster_input",
+    "read_snapshot",
+    "write_snapshot",
+]
+
+NODES = "/api/v1/nodes"
+PODS = "/api/v1/pods"
+NAMESPACES = "/api/v1/namespaces"
+PDBS = "/apis/policy/v1/poddisruptionbudgets"
+PROFILES = "/apis/berth.dev/v1alpha1/schedulerprofiles"
+WORKLOAD_PATHS = {
+    "Service": "/api/v1/services",
+    "ReplicationController": "/api/v1/replicationcontrollers",
+    "ReplicaSet": "/apis/apps/v1/replicasets",
+    "StatefulSet": "/apis/apps/v1/statefulsets",
+}
+
+# What the help and the README name as the rights this needs (get/list on each).
+LISTED_RESOURCES = (
+    "nodes, pods, namespaces, services, replicationcontrollers, apps/replicasets, "
+    "apps/statefulsets, policy/poddisruptionbudgets, berth.dev/schedulerprofiles"
+)
+CLUSTER = "the cluster"
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSnapshot:
+    """What Berth's cache would hold, plus the profile documents (None: not listable)."""
+
+    nodes: list[Node]
+    bound_pods: list[Pod]
+    pdbs: list[PodDisruptionBudget]
+    namespaces: dict[str, dict[str, str]]
+    workloads: list[Workload]
+    profile_documents: list[dict[str, Any]] | None
+    warnings: list[str] = field(default_factory=list)
+    # The objects behind nodes, bound_pods and pdbs, as listed, for --snapshot-to.
+    raw: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def add_arguments(parser: argparse.ArgumentParser, source: Any) -> None:
+    """The --from-cluster flags; `source` is the group --nodes belongs to (one of them is needed)."""
+    source.add_argument(
+        "--from-cluster",
+        action="store_true",
+        help="read nodes, bound pods, namespaces, PodDisruptionBudgets, workloads and "
+        "SchedulerProfiles from the cluster of the kubeconfig instead of --nodes/--existing. "
+        f"Read-only: it only gets and lists ({LISTED_RESOURCES}) and writes nothing. Pending "
+        "pods of the cluster are not placed. Without --profile, the cluster's SchedulerProfiles "
+        "are used (kube-scheduler's default profile when there are none or they cannot be listed)",
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        help="kubeconfig for --from-cluster (default: $KUBECONFIG, else ~/.kube/config)",
+    )
+    parser.add_argument(
+        "--context", help="kubeconfig context for --from-cluster (default: current)"
+    )
+    parser.add_argument(
+        "--snapshot-to",
+        type=Path,
+        metavar="DIR",
+        help="with --from-cluster, also save what was read as DIR/nodes.yaml, DIR/existing.yaml "
+        "(bound pods and PodDisruptionBudgets) and DIR/profiles.yaml, for offline runs with "
+        "--nodes/--existing/--profile (namespace labels and workloads are not saved)",
+    )
+
+
+def _kubeconfig(args: argparse.Namespace) -> Path:
+    if args.kubeconfig is not None:
+        return Path(args.kubeconfig)
+    # KUBECONFIG may list several files; kubectl merges them, we take the first that exists.
+    for entry in os.environ.get("KUBECONFIG", "").split(os.pathsep):
+        if entry and Path(entry).is_file():
+            return Path(entry)
+    return Path.home() / ".kube" / "config"
+
+
+def _readable(
+    parse: Callable[[dict[str, Any]], T], raws: list[dict[str, Any]], warnings: list[str]
+) -> list[tuple[T, dict[str, Any]]]:
+    """The objects that parse, each with its raw form; one that does not becomes a warning,
+    as in the operator."""
+    parsed = []
+    for raw in raws:
+        try:
+            parsed.append((parse(raw), raw))
+        except InvalidObjectError as error:
+            warnings.append(f"{CLUSTER}: skipped an object Berth cannot read: {error}")
+    return parsed
+
+
+async def _list(
+    session: ApiSession, path: str, *, params: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    items, _ = await session.list_json(path, params=params)
+    return items
+
+
+async def _list_optional(
+    session: ApiSession, path: str, warnings: list[str], *, consequence: str
+) -> list[dict[str, Any]] | None:
+    """A collection Berth can simulate without: on 403/404, a warning saying what that costs."""
+    try:
+        return await _list(session, path)
+    except ApiError as error:
+        if error.status not in (403, 404):
+            raise
+        warnings.append(
+            f"{CLUSTER}: cannot list {path} ({error.reason or error.status}); {consequence}"
+        )
+        return None
+
+
+def _namespace_labels(raws: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    labels = {}
+    for raw in raws:
+        metadata = raw.get("metadata") or {}
+        labels[str(metadata.get("name", ""))] = {
+            str(key): str(value) for key, value in (metadata.get("labels") or {}).items()
+        }
+    return labels
+
+
+def _workloads(kind: str, raws: list[dict[str, Any]], warnings: list[str]) -> list[Workload]:
+    found = []
+    for raw in raws:
+        try:
+            found.append(workload_from_dict(kind, raw))
+        except (AttributeError, TypeError):  # a selector of the wrong shape
+            name = (raw.get("metadata") or {}).get("name")
+            warnings.append(
+                f"{CLUSTER}: skipped {kind} {brief_name(str(name))}: spec.selector "
+                "is not a label selector"
+            )
+    return found
+
+
+async def read_snapshot(session: ApiSession) -> ClusterSnapshot:
+    """List everything once; ApiError/ApiTransportError when nodes or pods cannot be listed."""
+    warnings: list[str] = []
+    nodes = _readable(Node.from_dict, await _list(session, NODES), warnings)
+    live = {"fieldSelector": "status.phase!=Succeeded,status.phase!=Failed"}
+    pods = _readable(Pod.from_dict, await _list(session, PODS, params=live), warnings)
+    node_names = {node.name for node, _ in nodes}
+    bound = []
+    for pod, raw in pods:
+        if not pod.node_name:
+            continue  # pending: the live scheduler's business, not part of this simulation
+        if pod.node_name not in node_names:
+            warnings.append(
+                f"{CLUSTER}: Pod {brief_name(pod.key)}: spec.nodeName: node "
+                f"{brief(pod.node_name)} does not exist; the pod is left out"
+            )
+            continue
+        bound.append((pod, raw))
+    no_budgets = "preemption sees no PodDisruptionBudget"
+    pdb_raws = await _list_optional(session, PDBS, warnings, consequence=no_budgets) or []
+    no_labels = "affinity namespaceSelectors match no namespace"
+    namespace_raws = await _list_optional(session, NAMESPACES, warnings, consequence=no_labels)
+    workloads = []
+    for kind, path in WORKLOAD_PATHS.items():
+        no_defaults = f"topology spread system defaults ignore {kind}s"
+        raws = await _list_optional(session, path, warnings, consequence=no_defaults)
+        workloads.extend(_workloads(kind, raws or [], warnings))
+    profiles = await _list_optional(
+        session, PROFILES, warnings, consequence="kube-scheduler's default profile is used"
+    )
+    pdbs = _readable(PodDisruptionBudget.from_dict, pdb_raws, warnings)
+    return ClusterSnapshot(
+        nodes=[node for node, _ in nodes],
+        bound_pods=[pod for pod, _ in bound],
+        pdbs=[pdb for pdb, _ in pdbs],
+        namespaces=_namespace_labels(namespace_raws or []),
+        workloads=workloads,
+        profile_documents=profiles,
+        warnings=warnings,
+        raw={
+            "Node": [raw for _, raw in nodes],
+            "Pod": [raw for _, raw in bound],
+            "PodDisruptionBudget": [raw for _, raw in pdbs],
+        },
+    )
+
+
+async def _snapshot_of(info: kopf.ConnectionInfo, token_file: Path | None) -> ClusterSnapshot:
+    async with ApiSession.from_connection_info(info, token_file=token_file) as session:
+        return await read_snapshot(session)
+
+
+# kind -> apiVersion: list items come without them, a file read offline needs both.
+SNAPSHOT_API_VERSIONS = {
+    "Node": "v1",
+    "Pod": "v1",
+    "PodDisruptionBudget": "policy/v1",
+    "SchedulerProfile": "berth.dev/v1alpha1",
+}
+SNAPSHOT_FILES = {
+    "nodes.yaml": ("Node",),
+    "existing.yaml": ("Pod", "PodDisruptionBudget"),
+    "profiles.yaml": ("SchedulerProfile",),
+}
+
+
+def _as_document(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    metadata = {k: v for k, v in (raw.get("metadata") or {}).items() if k != "managedFields"}
+    return {**raw, "apiVersion": SNAPSHOT_API_VERSIONS[kind], "kind": kind, "metadata": metadata}
+
+
+def write_snapshot(directory: Path, snapshot: ClusterSnapshot) -> None:
+    """The snapshot as List files that --nodes, --existing and --profile read back."""
+    by_kind = {**snapshot.raw, "SchedulerProfile": snapshot.profile_documents or []}
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, kinds in SNAPSHOT_FILES.items():
+        items = [_as_document(kind, raw) for kind in kinds for raw in by_kind.get(kind, [])]
+        document = {"apiVersion": "v1", "kind": "List", "items": items}
+        (directory / name).write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+
+
+def _cluster_profiles(
+    documents: list[dict[str, Any]], registry: Registry | None, warnings: list[str]
+) -> dict[str, Framework]:
+    """The profiles the operator would serve: valid ones, the first of a schedulerName wins."""
+    profiles: dict[str, Framework] = {}
+    for document in documents:
+        try:
+            loaded = load_profile(document, registry=registry)
+        except InvalidObjectError as error:
+            warnings.append(f"{CLUSTER}: skipped a profile Berth does not serve: {error}")
+            continue
+        if loaded.scheduler_name in profiles:
+            warnings.append(
+                f"{CLUSTER}: SchedulerProfile {brief_name(loaded.name)}: spec.schedulerName: "
+                f"{brief(loaded.scheduler_name)} is served by another profile already; skipped"
+            )
+            continue
+        profiles[loaded.scheduler_name] = loaded.framework
+    return profiles
+
+
+def load_cluster_input(
+    args: argparse.Namespace, *, registry: Registry | None = None
+) -> SimulationInput:
+    """The snapshot, the --pods file and the profiles (--profile, else the cluster's) as
+    simulation input; `InputError` when unusable."""
+    if args.existing is not None:
+        raise InputError(
+            "--existing: cannot be combined with --from-cluster (bound pods and "
+            "PodDisruptionBudgets come from the cluster)"
+        )
+    profiles = load_profiles(args.profile, registry=registry) if args.profile else None
+    kubeconfig = _kubeconfig(args)
+    try:
+        info, token_file = connection_info_from_kubeconfig(kubeconfig, args.context)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError) as error:
+        # A missing file, bad YAML, or a document that is not a kubeconfig.
+        raise InputError(f"{kubeconfig}: cannot use this kubeconfig: {error}") from None
+    try:
+        snapshot = asyncio.run(_snapshot_of(info, token_file))
+    except OSError as error:  # the CA or client certificate files (ssl.SSLError included)
+        raise InputError(f"{kubeconfig}: cannot use its credentials: {error}") from None
+    except (ApiError, ApiTransportError) as error:
+        raise InputError(f"{CLUSTER}: cannot read it: {error}") from None
+    if args.snapshot_to is not None:
+        try:
+            write_snapshot(args.snapshot_to, snapshot)
+        except OSError as error:
+            raise InputError(f"{args.snapshot_to}: cannot save the snapshot: {error}") from None
+    pods = load_pods(args.pods, snapshot.nodes)  # after the snapshot: DaemonSets need its nodes
+    refuse_duplicate_pods(
+        [(args.pods, pod) for pod in pods] + [(CLUSTER, pod) for pod in snapshot.bound_pods]
+    )
+    warnings = list(snapshot.warnings)
+    if profiles is None and snapshot.profile_documents:
+        profiles = _cluster_profiles(snapshot.profile_documents, registry, warnings) or None
+    return SimulationInput(
+        nodes=snapshot.nodes,
+        pods=pods,
+        existing=snapshot.bound_pods,
+        pdbs=snapshot.pdbs,
+        profiles=profiles,
+        warnings=warnings,
+        namespaces=snapshot.namespaces,
+        workloads=snapshot.workloads,
+    )
