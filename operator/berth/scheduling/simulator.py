@@ -8,7 +8,7 @@ here does I/O: the CLI reads the files and prints the result.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -48,13 +48,15 @@ def simulate(
     profiles: Mapping[str, Framework] | None = None,
     default: Framework | None = None,
     seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
 ) -> SimulationResult:
     """Schedule `pods` in queue order.
 
     With `profiles`, a pod is scheduled by the profile named by its schedulerName
     and skipped when there is none; otherwise every pod uses `default`. `pdbs` are
     honoured by preemption. Names and UIDs must be unique and `existing` pods bound to
-    one of `nodes` (the CLI checks its input for that).
+    one of `nodes` (the CLI checks its input for that). `progress`, when given, is told
+    (pods done, pods in all) after each pod, so that a long run can show how far it is.
     """
     if (profiles is None) == (default is None):
         raise ValueError("pass exactly one of profiles= or default=")
@@ -79,8 +81,10 @@ def simulate(
     # kube-scheduler sums requests in int64 and absurd amounts wrap there without a word;
     # numpy does the same here, and should not warn about it.
     with np.errstate(over="ignore"):
-        for index, pod in ordered:
+        for done, (index, pod) in enumerate(ordered, start=1):
             results[index] = _place(pod, cluster, profiles, default, search, rng)
+            if progress is not None:
+                progress(done, len(ordered))
     return SimulationResult([results[i] for i in range(len(pods))], cluster)
 
 
