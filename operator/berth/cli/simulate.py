@@ -15,7 +15,16 @@ from typing import Any
 
 from berth.cli.input_files import InputError
 from berth.cli.simulate_input import load_input, load_profiles
-from berth.cli.simulate_output import MAX_MESSAGE, emit, printable, to_json, to_table
+from berth.cli.progress import terminal_progress
+from berth.cli.report_html import render_report
+from berth.cli.simulate_output import (
+    MAX_MESSAGE,
+    emit,
+    emit_to_file,
+    printable,
+    to_json,
+    to_table,
+)
 from berth.engine.errors import PluginPackageError
 from berth.engine.framework.runtime import build_framework
 from berth.profiles import default_profile_config, plugin_registry
@@ -51,7 +60,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--seed", type=int, default=0, help="seed for the tie-break among equal scores"
     )
-    parser.add_argument("--output", choices=("table", "json"), default="table")
+    parser.add_argument(
+        "--output",
+        choices=("table", "json", "html"),
+        default="table",
+        help="html: one self-contained page (utilisation chart, pending pods and their reasons)",
+    )
+    parser.add_argument(
+        "--output-file", type=Path, help="write the output to this file instead of stdout"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -79,9 +96,14 @@ def run(args: argparse.Namespace) -> int:
         profiles=inputs.profiles,
         default=default,
         seed=args.seed,
+        progress=terminal_progress(sys.stderr, total=len(inputs.pods)),
     )
     if args.output == "json":
-        text = json.dumps(to_json(result, inputs.warnings), indent=2)
+        text = json.dumps(to_json(result, inputs.warnings), indent=2) + "\n"
+    elif args.output == "html":
+        text = render_report(result, warnings=inputs.warnings)
     else:
-        text = to_table(result)
-    return emit(text + "\n", sys.stdout, errors=sys.stderr)
+        text = to_table(result) + "\n"
+    if args.output_file is not None:
+        return emit_to_file(text, args.output_file, errors=sys.stderr)
+    return emit(text, sys.stdout, errors=sys.stderr)

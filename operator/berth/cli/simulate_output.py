@@ -14,6 +14,7 @@ import errno
 import os
 import signal
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
 from berth.engine.cluster import ClusterState
@@ -25,6 +26,7 @@ __all__ = [
     "EXIT_WRITE_FAILED",
     "NodeUsage",
     "emit",
+    "emit_to_file",
     "node_usage",
     "printable",
     "to_json",
@@ -172,5 +174,16 @@ def emit(text: str, stream: TextIO, *, errors: TextIO | None = None) -> int:
         _stop_writing(stream)
         if errors is not None:
             emit(f"berth simulate: cannot write the result: {error.strerror or error}\n", errors)
+        return EXIT_WRITE_FAILED
+    return 0
+
+
+def emit_to_file(text: str, path: Path, *, errors: TextIO) -> int:
+    """Write `text` to `path` (UTF-8); 0, or one line on `errors` and the write-failure status."""
+    try:
+        path.write_bytes(text.encode("utf-8", "backslashreplace"))
+    except OSError as error:
+        target = printable(str(path), MAX_MESSAGE)
+        emit(f"berth simulate: cannot write {target}: {error.strerror or error}\n", errors)
         return EXIT_WRITE_FAILED
     return 0
