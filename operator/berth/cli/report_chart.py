@@ -52,7 +52,9 @@ def _summed(label: str, nodes: Sequence[NodeUsage], *, emphasis: bool) -> ChartR
 def chart_rows(usage: Sequence[NodeUsage]) -> list[ChartRow]:
     """The cluster total, then one row per node up to `MAX_NODE_ROWS`, then the rest summed."""
     rows = [_summed(f"all {len(usage)} nodes", usage, emphasis=True)]
-    rows += [ChartRow(node.name, node.requested, node.allocatable) for node in usage[:MAX_NODE_ROWS]]
+    rows += [
+        ChartRow(node.name, node.requested, node.allocatable) for node in usage[:MAX_NODE_ROWS]
+    ]
     rest = usage[MAX_NODE_ROWS:]
     if rest:
         rows.append(_summed(f"{len(rest)} more nodes (summed)", rest, emphasis=True))
@@ -60,7 +62,7 @@ def chart_rows(usage: Sequence[NodeUsage]) -> list[ChartRow]:
 
 
 def share_text(requested: int, allocatable: int) -> str:
-    """"60%", or "none allocatable" for a resource the node does not offer."""
+    """ "60%", or "none allocatable" for a resource the node does not offer."""
     if allocatable <= 0:
         return "none allocatable" if requested else "0%"
     return f"{round(100 * requested / allocatable)}%"

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from berth.cli.input_files import InputError
-from berth.cli.simulate_input import load_input, load_profiles
 from berth.cli.progress import terminal_progress
 from berth.cli.report_html import render_report
+from berth.cli.simulate_input import load_input, load_profiles
 from berth.cli.simulate_output import (
     MAX_MESSAGE,
     emit,
