@@ -17,7 +17,7 @@ from html import escape
 from typing import Protocol
 
 from berth.cli.report_chart import MAX_NODE_ROWS, utilisation_svg
-from berth.cli.simulate_output import node_usage, printable
+from berth.cli.simulate_output import node_usage, preemption_note, printable
 from berth.scheduling.simulator import Placement, SimulationResult
 
 __all__ = ["ExplainedPod", "RejectedNodes", "ScoredNode", "render_report"]
@@ -93,20 +93,13 @@ def _table(header: Sequence[str], rows: Iterable[str]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>\n" + "\n".join(rows) + "</tbody></table>"
 
 
-def _preemption_note(placement: Placement) -> str:
-    if not placement.nominated_node:
-        return ""
-    victims = ", ".join(victim.key for victim in placement.victims)
-    return f"nominated to {placement.nominated_node}, evicting: {victims}"
-
-
 def _pending_section(placements: Sequence[Placement]) -> str:
     pending = [p for p in placements if p.node is None]
     if not pending:
         return "<h2>Pending pods</h2>\n<p>Every pod was placed.</p>"
     rows = (
         f"<tr><td>{_text(p.pod.key)}</td><td class='message'>{_text(p.message)}</td>"
-        f"<td>{_text(_preemption_note(p))}</td></tr>"
+        f"<td>{_text(preemption_note(p))}</td></tr>"
         for p in pending
     )
     return f"<h2>Pending pods ({len(pending)})</h2>\n" + _table(

@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 from berth.engine.cluster import ClusterState
 from berth.engine.model.quantity import format_amount
-from berth.scheduling.simulator import SimulationResult
+from berth.scheduling.simulator import Placement, SimulationResult
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
@@ -28,6 +28,7 @@ __all__ = [
     "emit",
     "emit_to_file",
     "node_usage",
+    "preemption_note",
     "printable",
     "to_json",
     "to_table",
@@ -105,13 +106,20 @@ def to_json(result: SimulationResult, warnings: list[str]) -> dict[str, Any]:
     return {"pods": pods, "nodes": nodes, "warnings": warnings}
 
 
+def preemption_note(placement: Placement) -> str:
+    """Where preemption nominated the pod and whom it would evict; empty when it did not."""
+    if not placement.nominated_node:
+        return ""
+    victims = " ".join(victim.key for victim in placement.victims)
+    return f"nominated to {placement.nominated_node}, evicting: {victims}"
+
+
 def to_table(result: SimulationResult) -> str:
     rows = [("POD", "NODE", "MESSAGE")]
     for placement in result.placements:
         message = placement.message
         if placement.nominated_node:
-            victims = " ".join(victim.key for victim in placement.victims)
-            message += f" [nominated to {placement.nominated_node}, evicting: {victims}]"
+            message += f" [{preemption_note(placement)}]"
         rows.append(
             (
                 printable(placement.pod.key),

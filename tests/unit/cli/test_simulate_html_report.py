@@ -81,6 +81,18 @@ def test_pending_pods_are_listed_with_their_failed_scheduling_message(tmp_path: 
     assert "<td>default/fits</td><td>only</td>" in page  # in the list of every placement
 
 
+def test_a_pending_pod_that_preemption_nominated_shows_where_and_whom_it_evicts(
+    tmp_path: Path,
+) -> None:
+    page = _report(
+        tmp_path,
+        nodes=[make_node("n1").capacity(cpu="1", memory="1Gi", pods=10).obj()],
+        pods=[make_pod("urgent").req(cpu="1").priority(100).obj()],
+        existing=[make_pod("cache").node("n1").req(cpu="1").obj()],
+    )
+    assert "<td>nominated to n1, evicting: default/cache</td></tr>" in page
+
+
 def test_a_node_asked_for_more_than_it_offers_is_drawn_in_red(tmp_path: Path) -> None:
     page = _report(
         tmp_path,
