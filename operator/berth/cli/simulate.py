@@ -17,9 +17,11 @@ from typing import Any
 from berth.cli.cluster_snapshot import add_arguments as add_cluster_arguments
 from berth.cli.input_files import InputError
 from berth.cli.offline_input import EXIT_BAD_INPUT, read_input, say
+from berth.cli.progress import terminal_progress
+from berth.cli.report_html import render_report
 from berth.cli.simulate_compare import FRAGMENTATION_HELP, compare
 from berth.cli.simulate_input import load_profiles
-from berth.cli.simulate_output import emit, to_json, to_table
+from berth.cli.simulate_output import emit, emit_to_file, to_json, to_table
 from berth.scheduling.simulator import simulate
 
 __all__ = ["InputError", "load_profiles", "register", "run"]
@@ -67,7 +69,15 @@ def register(subparsers: Any) -> None:
         "pods placed differently and, per profile set, nodes used, nodes left empty, pods "
         f"pending and fragmentation; {FRAGMENTATION_HELP}",
     )
-    parser.add_argument("--output", choices=("table", "json"), default="table")
+    parser.add_argument(
+        "--output",
+        choices=("table", "json", "html"),
+        default="table",
+        help="html: one self-contained page (utilisation chart, pending pods and their reasons)",
+    )
+    parser.add_argument(
+        "--output-file", type=Path, help="write the output to this file instead of stdout"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -94,11 +104,16 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         namespaces=inputs.namespaces,
         workloads=inputs.workloads,
+        progress=terminal_progress(sys.stderr, total=len(inputs.pods)),
     )
     if compared is not None:
-        text = compare(args, inputs, first=result, second_profiles=compared)
+        text = compare(args, inputs, first=result, second_profiles=compared) + "\n"
     elif args.output == "json":
-        text = json.dumps(to_json(result, inputs.warnings), indent=2)
+        text = json.dumps(to_json(result, inputs.warnings), indent=2) + "\n"
+    elif args.output == "html":
+        text = render_report(result, warnings=inputs.warnings)
     else:
-        text = to_table(result)
-    return emit(text + "\n", sys.stdout, errors=sys.stderr)
+        text = to_table(result) + "\n"
+    if args.output_file is not None:
+        return emit_to_file(text, args.output_file, errors=sys.stderr)
+    return emit(text, sys.stdout, errors=sys.stderr)

@@ -13,13 +13,26 @@ from __future__ import annotations
 import errno
 import os
 import signal
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
 from berth.engine.cluster import ClusterState
 from berth.engine.model.quantity import format_amount
-from berth.scheduling.simulator import SimulationResult
+from berth.scheduling.simulator import Placement, SimulationResult
 
-__all__ = ["EXIT_BROKEN_PIPE", "EXIT_WRITE_FAILED", "emit", "printable", "to_json", "to_table"]
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_WRITE_FAILED",
+    "NodeUsage",
+    "emit",
+    "emit_to_file",
+    "node_usage",
+    "preemption_note",
+    "printable",
+    "to_json",
+    "to_table",
+]
 
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 EXIT_WRITE_FAILED = 1
@@ -37,31 +50,47 @@ def printable(text: str, limit: int | None = None) -> str:
     )
 
 
-def _requested(cluster: ClusterState, slot: int) -> dict[str, str]:
-    requested = {}
-    for resource in cluster.resource_names():
-        column = cluster.resource_column(resource)
-        assert column is not None
-        amount = int(cluster.requested[column, slot])
-        if resource == "pods":
-            amount = int(cluster.pod_count[slot])
-        if amount:
-            requested[resource] = format_amount(resource, amount)
-    return requested
+@dataclass(frozen=True, slots=True)
+class NodeUsage:
+    """One node's totals after the simulation, in canonical units (millicores, bytes, pods)."""
+
+    name: str
+    requested: dict[str, int]  # only resources with a non-zero request
+    allocatable: dict[str, int]
 
 
-def to_json(result: SimulationResult, warnings: list[str]) -> dict[str, Any]:
-    cluster = result.cluster
-    nodes = []
+def node_usage(cluster: ClusterState) -> list[NodeUsage]:
+    """Requested and allocatable per node, sorted by node name: what every output shows."""
+    usage = []
     for node in sorted(cluster.nodes(), key=lambda n: n.name):
         slot = cluster.slot_of(node.name)
         assert slot is not None
-        allocatable = {
-            name: format_amount(name, amount) for name, amount in sorted(node.allocatable.items())
+        requested = {}
+        for resource in cluster.resource_names():
+            column = cluster.resource_column(resource)
+            assert column is not None
+            amount = int(cluster.requested[column, slot])
+            if resource == "pods":
+                amount = int(cluster.pod_count[slot])
+            if amount:
+                requested[resource] = amount
+        usage.append(NodeUsage(node.name, requested, dict(sorted(node.allocatable.items()))))
+    return usage
+
+
+def _formatted(amounts: dict[str, int]) -> dict[str, str]:
+    return {name: format_amount(name, amount) for name, amount in amounts.items()}
+
+
+def to_json(result: SimulationResult, warnings: list[str]) -> dict[str, Any]:
+    nodes = [
+        {
+            "name": usage.name,
+            "requested": _formatted(usage.requested),
+            "allocatable": _formatted(usage.allocatable),
         }
-        nodes.append(
-            {"name": node.name, "requested": _requested(cluster, slot), "allocatable": allocatable}
-        )
+        for usage in node_usage(result.cluster)
+    ]
     pods = []
     for placement in result.placements:
         entry: dict[str, Any] = {
@@ -77,13 +106,20 @@ def to_json(result: SimulationResult, warnings: list[str]) -> dict[str, Any]:
     return {"pods": pods, "nodes": nodes, "warnings": warnings}
 
 
+def preemption_note(placement: Placement) -> str:
+    """Where preemption nominated the pod and whom it would evict; empty when it did not."""
+    if not placement.nominated_node:
+        return ""
+    victims = " ".join(victim.key for victim in placement.victims)
+    return f"nominated to {placement.nominated_node}, evicting: {victims}"
+
+
 def to_table(result: SimulationResult) -> str:
     rows = [("POD", "NODE", "MESSAGE")]
     for placement in result.placements:
         message = placement.message
         if placement.nominated_node:
-            victims = " ".join(victim.key for victim in placement.victims)
-            message += f" [nominated to {placement.nominated_node}, evicting: {victims}]"
+            message += f" [{preemption_note(placement)}]"
         rows.append(
             (
                 printable(placement.pod.key),
@@ -146,5 +182,16 @@ def emit(text: str, stream: TextIO, *, errors: TextIO | None = None) -> int:
         _stop_writing(stream)
         if errors is not None:
             emit(f"berth simulate: cannot write the result: {error.strerror or error}\n", errors)
+        return EXIT_WRITE_FAILED
+    return 0
+
+
+def emit_to_file(text: str, path: Path, *, errors: TextIO) -> int:
+    """Write `text` to `path` (UTF-8); 0, or one line on `errors` and the write-failure status."""
+    try:
+        path.write_bytes(text.encode("utf-8", "backslashreplace"))
+    except OSError as error:
+        target = printable(str(path), MAX_MESSAGE)
+        emit(f"berth simulate: cannot write {target}: {error.strerror or error}\n", errors)
         return EXIT_WRITE_FAILED
     return 0

@@ -8,7 +8,7 @@ here does I/O: the CLI reads the files and prints the result.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -115,13 +115,15 @@ def simulate(
     seed: int = 0,
     namespaces: Mapping[str, Mapping[str, str]] | None = None,
     workloads: Sequence[Workload] = (),
+    progress: Callable[[int, int], None] | None = None,
 ) -> SimulationResult:
     """Schedule `pods` in queue order on a `Simulation` of the other arguments.
 
     `namespaces` (name -> labels) are what the namespaceSelector of pod (anti-)affinity terms
     match; `workloads` (Services and controllers) give the selectors of PodTopologySpread's
     system defaults. Names and UIDs must be unique and `existing` pods bound to one of `nodes`
-    (the CLI checks its input for that).
+    (the CLI checks its input for that). `progress`, when given, is told (pods done, pods in
+    all) after each pod, so that a long run can show how far it is.
     """
     # Objects read from files usually have no UID, and the cluster keys pods by UID.
     pods = [_with_uid(pod, "pending") for pod in pods]
@@ -139,7 +141,11 @@ def simulate(
         workloads=workloads,
     )
     ordered = sorted(enumerate(pods), key=lambda item: (-item[1].priority, item[0]))
-    results = {index: simulation.place(pod) for index, pod in ordered}
+    results: dict[int, Placement] = {}
+    for done, (index, pod) in enumerate(ordered, start=1):
+        results[index] = simulation.place(pod)
+        if progress is not None:
+            progress(done, len(ordered))
     return SimulationResult([results[i] for i in range(len(pods))], simulation.cluster)
 
 
