@@ -198,7 +198,7 @@ def schedule_one(
         diagnosis.absent_status = status
         diagnosis.pre_filter_message = status.message
         diagnosis.record_plugin(status)
-        return _unschedulable(framework, state, pod, diagnosis, run_post_filter)
+        return unschedulable_outcome(framework, state, pod, diagnosis, run_post_filter)
 
     feasible: NodeSlots | None = None
     if pod.nominated_node_name:
@@ -235,7 +235,7 @@ def schedule_one(
             return SchedulingError(failure.message, state)
 
     if feasible.size == 0:
-        return _unschedulable(framework, state, pod, diagnosis, run_post_filter)
+        return unschedulable_outcome(framework, state, pod, diagnosis, run_post_filter)
     if feasible.size == 1:
         return Scheduled(
             cluster.node_at(int(feasible[0])).name, 1 + diagnosis.explicit_count, 1, state
@@ -262,7 +262,7 @@ def schedule_one(
     )
 
 
-def _unschedulable(
+def unschedulable_outcome(
     framework: Framework,
     state: CycleState,
     pod: Pod,
