@@ -14,6 +14,7 @@ import berth
 # paying for the imports of another.
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "berth.cli.simulate",
+    "berth.cli.explain",
     "berth.cli.run",
     "berth.cli.demo",
     "berth.controlplane.cli",

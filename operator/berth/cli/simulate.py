@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from berth.cli.explain_output import DEFAULT_TOP, explanation_json, explanation_table
 from berth.cli.input_files import InputError
 from berth.cli.simulate_input import load_input, load_profiles
 from berth.cli.simulate_output import MAX_MESSAGE, emit, printable, to_json, to_table
@@ -51,6 +52,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--seed", type=int, default=0, help="seed for the tie-break among equal scores"
     )
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="also explain each decision as `berth explain` does (rejections, scores, preemption)",
+    )
+    parser.add_argument(
+        "--top",
+        type=int,
+        default=DEFAULT_TOP,
+        help="with --explain, scored nodes to show per pod (default: %(default)s)",
+    )
     parser.add_argument("--output", choices=("table", "json"), default="table")
     parser.set_defaults(handler=run)
 
@@ -60,6 +72,9 @@ def _say(message: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.top < 1:
+        _say(f"--top: must be at least 1, got {args.top}")
+        return EXIT_BAD_INPUT
     try:
         registry = plugin_registry()  # logs what it loaded; stderr stays for answers and errors
         inputs = load_input(args, registry=registry)
@@ -79,9 +94,24 @@ def run(args: argparse.Namespace) -> int:
         profiles=inputs.profiles,
         default=default,
         seed=args.seed,
+        explain=args.explain,
     )
     if args.output == "json":
-        text = json.dumps(to_json(result, inputs.warnings), indent=2)
+        document = to_json(result, inputs.warnings)
+        if args.explain:
+            for entry, placement in zip(document["pods"], result.placements, strict=True):
+                explained = placement.explanation
+                entry["explanation"] = (
+                    explanation_json(explained, top=args.top) if explained else None
+                )
+        text = json.dumps(document, indent=2)
     else:
         text = to_table(result)
+        if args.explain:
+            sections = [
+                explanation_table(placement.explanation, top=args.top)
+                for placement in result.placements
+                if placement.explanation is not None
+            ]
+            text += "".join(f"\n\n{section}" for section in sections)
     return emit(text + "\n", sys.stdout, errors=sys.stderr)
