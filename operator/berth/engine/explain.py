@@ -131,9 +131,7 @@ def explain_pod(
         pod=pod.key,
         profile=framework.profile_name,
         node_count=node_count,
-        sample_size=num_feasible_nodes_to_find(
-            framework.percentage_of_nodes_to_score, search.percentage_of_nodes_to_score, node_count
-        ),
+        sample_size=_sample_size(framework, search, node_count),
     )
     if node_count == 0:
         return replace(base, message=NO_NODES_AVAILABLE, error=True)
@@ -207,6 +205,14 @@ def explain_pod(
             dry_runs=preemption_dry_runs,
         )
     return _scored(framework, state, pod, feasible, base)
+
+
+def _sample_size(framework: Framework, search: SearchState, node_count: int) -> int:
+    if not framework.has_score_plugins:
+        return min(1, node_count)  # nothing to compare: the first feasible node will do
+    return num_feasible_nodes_to_find(
+        framework.percentage_of_nodes_to_score, search.percentage_of_nodes_to_score, node_count
+    )
 
 
 def _nominated_node_fits(
