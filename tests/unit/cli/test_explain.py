@@ -218,3 +218,23 @@ def test_simulate_explain_table_has_one_section_per_pod(
         "  FailedScheduling: 0/4 nodes are available: 1 node(s) had untolerated taint(s), "
         "3 Insufficient cpu." in outcome.out
     )
+
+
+def test_the_readme_walk_through_is_what_the_command_prints() -> None:
+    root = Path(__file__).parents[3]
+    readme = (root / "README.md").read_text()
+    command = (
+        "$ berth explain --pod examples/pending-pod.yaml --nodes examples/nodes.yaml "
+        "--existing examples/existing-pods.yaml\n"
+    )
+    shown = readme[readme.index(command) + len(command) :].split("```", 1)[0]
+    outcome = explain(
+        "--pod",
+        root / "examples/pending-pod.yaml",
+        "--nodes",
+        root / "examples/nodes.yaml",
+        "--existing",
+        root / "examples/existing-pods.yaml",
+    )
+    assert outcome.code == 0, outcome.err
+    assert outcome.out == shown
