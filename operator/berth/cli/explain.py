@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from berth.cli.explain_output import DEFAULT_TOP, explanation_json, explanation_table
+from berth.cli.explain_output import add_top_argument, explanation_json, explanation_table
 from berth.cli.input_files import InputError
 from berth.cli.simulate_input import load_input
 from berth.cli.simulate_output import MAX_MESSAGE, emit, printable
@@ -57,9 +57,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--pod", required=True, type=Path, help="YAML holding one Pod")
     add_cluster_arguments(parser)
-    parser.add_argument(
-        "--top", type=int, default=DEFAULT_TOP, help="scored nodes to show (default: %(default)s)"
-    )
+    add_top_argument(parser)
     parser.add_argument("--output", choices=("table", "json"), default="table")
     parser.set_defaults(handler=run)
 
@@ -69,9 +67,6 @@ def _say(message: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.top < 1:
-        _say(f"--top: must be at least 1, got {args.top}")
-        return EXIT_BAD_INPUT
     # The simulate loader reads the pod file as its --pods: same parsing, same cluster checks.
     files = argparse.Namespace(
         nodes=args.nodes, pods=args.pod, existing=args.existing, profile=args.profile

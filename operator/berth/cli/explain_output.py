@@ -7,16 +7,36 @@ normalized and weighted score on its own row so that the table stays narrow.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from typing import Any
 
 from berth.cli.simulate_output import printable
 from berth.engine.explain import Explanation, PreemptionExplanation
 
-__all__ = ["DEFAULT_TOP", "explanation_json", "explanation_table"]
+__all__ = ["DEFAULT_TOP", "add_top_argument", "explanation_json", "explanation_table"]
 
 DEFAULT_TOP = 5
 SHOWN_CANDIDATES = 10
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def add_top_argument(parser: argparse.ArgumentParser, *, help_prefix: str = "") -> None:
+    parser.add_argument(
+        "--top",
+        type=_at_least_one,
+        default=DEFAULT_TOP,
+        help=f"{help_prefix}scored nodes to show (default: %(default)s)",
+    )
 
 
 def explanation_json(explanation: Explanation, *, top: int) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from berth.cli.explain_output import DEFAULT_TOP, explanation_json, explanation_table
+from berth.cli.explain_output import add_top_argument, explanation_json, explanation_table
 from berth.cli.input_files import InputError
 from berth.cli.simulate_input import load_input, load_profiles
 from berth.cli.simulate_output import MAX_MESSAGE, emit, printable, to_json, to_table
@@ -57,12 +57,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="also explain each decision as `berth explain` does (rejections, scores, preemption)",
     )
-    parser.add_argument(
-        "--top",
-        type=int,
-        default=DEFAULT_TOP,
-        help="with --explain, scored nodes to show per pod (default: %(default)s)",
-    )
+    add_top_argument(parser, help_prefix="with --explain, per pod: ")
     parser.add_argument("--output", choices=("table", "json"), default="table")
     parser.set_defaults(handler=run)
 
@@ -72,9 +67,6 @@ def _say(message: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.top < 1:
-        _say(f"--top: must be at least 1, got {args.top}")
-        return EXIT_BAD_INPUT
     try:
         registry = plugin_registry()  # logs what it loaded; stderr stays for answers and errors
         inputs = load_input(args, registry=registry)

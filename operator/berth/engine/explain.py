@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-
-import numpy as np
+from functools import partial
 
 from berth.engine.algorithm import (
     SearchState,
+    narrowed_candidates,
+    nominated_node_fits,
     num_feasible_nodes_to_find,
+    record_failed_plugins,
     unschedulable_outcome,
 )
 from berth.engine.cluster import ClusterState, NodeSlots
@@ -27,7 +29,7 @@ from berth.engine.diagnosis import NO_NODES_AVAILABLE
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.interfaces import FilterDiagnosis, PostFilterResult, ScoreBreakdown
 from berth.engine.framework.runtime import Framework
-from berth.engine.framework.status import Code, Status, unresolvable
+from berth.engine.framework.status import Code, Status
 from berth.engine.model.pod import Pod
 from berth.engine.nominated import NominatedPods, with_nominated_pods
 from berth.engine.plugins.default_preemption.plugin import (
@@ -136,6 +138,15 @@ def explain_pod(
     if node_count == 0:
         return replace(base, message=NO_NODES_AVAILABLE, error=True)
     diagnosis = FilterDiagnosis(node_count=node_count)
+    give_up = partial(
+        _unschedulable,
+        framework,
+        state=state,
+        pod=pod,
+        diagnosis=diagnosis,
+        run_post_filter=run_post_filter,
+        dry_runs=preemption_dry_runs,
+    )
     status, allowed = framework.run_pre_filter(state, pod)
     if not status.is_success:
         if not status.is_rejection:
@@ -150,25 +161,11 @@ def explain_pod(
                 RejectionGroup(status.plugin, status.code, status.reasons, node_count, ()),
             ),
         )
-        return _unschedulable(
-            framework,
-            state=state,
-            pod=pod,
-            diagnosis=diagnosis,
-            base=base,
-            run_post_filter=run_post_filter,
-            dry_runs=preemption_dry_runs,
-        )
+        return give_up(base=base)
 
-    fast = _nominated_node_fits(framework, state, pod, nominated or {})
-    candidates = order
-    if allowed is not None:
-        allowed_slots = [cluster.slot_of(name) for name in allowed]
-        candidates = order[np.isin(order, [slot for slot in allowed_slots if slot is not None])]
-        narrowing = framework.narrowing_plugins(state)
-        diagnosis.absent_status = unresolvable(
-            f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}]"
-        )
+    fits = nominated_node_fits(framework, state, pod, nominated or {})
+    fast = pod.nominated_node_name if fits is not None else None
+    candidates = narrowed_candidates(framework, state, allowed, diagnosis)
     if framework.has_filter_plugins and candidates.size:
         outcome = with_nominated_pods(
             framework, cluster, pod, framework.run_filters(state, pod, candidates), nominated or {}
@@ -184,9 +181,7 @@ def explain_pod(
         feasible: NodeSlots = outcome.feasible
     else:
         feasible = candidates
-    for batch in diagnosis.failures:
-        for code in np.unique(batch.codes).tolist():
-            diagnosis.record_plugin(Status(Code(code), (), batch.plugin))
+    record_failed_plugins(diagnosis)
     base = replace(
         base,
         feasible_count=int(feasible.size),
@@ -195,15 +190,7 @@ def explain_pod(
         notes=_notes(base, int(feasible.size), fast),
     )
     if feasible.size == 0:
-        return _unschedulable(
-            framework,
-            state=state,
-            pod=pod,
-            diagnosis=diagnosis,
-            base=base,
-            run_post_filter=run_post_filter,
-            dry_runs=preemption_dry_runs,
-        )
+        return give_up(base=base)
     return _scored(framework, state, pod, feasible, base)
 
 
@@ -213,25 +200,6 @@ def _sample_size(framework: Framework, search: SearchState, node_count: int) -> 
     return num_feasible_nodes_to_find(
         framework.percentage_of_nodes_to_score, search.percentage_of_nodes_to_score, node_count
     )
-
-
-def _nominated_node_fits(
-    framework: Framework, state: CycleState, pod: Pod, nominated: NominatedPods
-) -> str | None:
-    """The pod's nominated node when it passes every filter: the scheduler then takes it."""
-    if not pod.nominated_node_name:
-        return None
-    slot = state.cluster.slot_of(pod.nominated_node_name)
-    if slot is None:
-        return None
-    outcome = with_nominated_pods(
-        framework,
-        state.cluster,
-        pod,
-        framework.run_filters(state, pod, np.asarray([slot], dtype=np.intp)),
-        nominated,
-    )
-    return pod.nominated_node_name if outcome.error is None and outcome.feasible.size else None
 
 
 def _notes(base: Explanation, feasible: int, fast: str | None) -> tuple[str, ...]:
