@@ -22,7 +22,7 @@ from berth.engine.framework.runtime import build_framework
 from berth.profiles import default_profile_config, plugin_registry
 from berth.scheduling.simulator import explain
 
-__all__ = ["register", "run"]
+__all__ = ["add_cluster_arguments", "register", "run"]
 
 EXIT_BAD_INPUT = 2
 
@@ -38,8 +38,8 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--profile",
         type=Path,
-        help="YAML of SchedulerProfile objects; the pod is matched by schedulerName (default: "
-        "kube-scheduler's default profile)",
+        help="YAML of SchedulerProfile objects; pods are matched by schedulerName (default: "
+        "kube-scheduler's default profile for every pod)",
     )
 
 

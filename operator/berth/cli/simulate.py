@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from berth.cli.explain import add_cluster_arguments
 from berth.cli.explain_output import add_top_argument, explanation_json, explanation_table
 from berth.cli.input_files import InputError
 from berth.cli.simulate_input import load_input, load_profiles
@@ -36,19 +37,8 @@ def register(subparsers: Any) -> None:
             "would, and print each pod's node or its FailedScheduling message."
         ),
     )
-    parser.add_argument("--nodes", required=True, type=Path, help="YAML of Node objects")
     parser.add_argument("--pods", required=True, type=Path, help="YAML of Pod objects to schedule")
-    parser.add_argument(
-        "--existing",
-        type=Path,
-        help="YAML of Pods already bound (spec.nodeName set) and PodDisruptionBudgets",
-    )
-    parser.add_argument(
-        "--profile",
-        type=Path,
-        help="YAML of SchedulerProfile objects; pods are matched by schedulerName (default: "
-        "kube-scheduler's default profile for every pod)",
-    )
+    add_cluster_arguments(parser)
     parser.add_argument(
         "--seed", type=int, default=0, help="seed for the tie-break among equal scores"
     )
