@@ -42,22 +42,18 @@ def _args(cluster: dict[str, Path], pod: Path) -> list[str | Path]:
     return ["--pod", pod, "--nodes", cluster["nodes"], "--existing", cluster["existing"]]
 
 
+def _simulate(cluster: dict[str, Path], pods: Path, *extra: str) -> Outcome:
+    files = ["--nodes", cluster["nodes"], "--existing", cluster["existing"]]
+    return simulate("--pods", pods, *files, *extra)
+
+
 def test_a_pending_pod_reads_as_the_failed_scheduling_message_and_grouped_reasons(
     tmp_path: Path, cluster: dict[str, Path]
 ) -> None:
     pod = write(tmp_path / "pod.yaml", make_pod("big").req(cpu="3").priority(100).obj())
     outcome = explain(*_args(cluster, pod))
     assert outcome.code == 0, outcome.err
-    placed = simulate(
-        "--pods",
-        pod,
-        "--nodes",
-        cluster["nodes"],
-        "--existing",
-        cluster["existing"],
-        "--output",
-        "json",
-    ).json()["pods"][0]
+    placed = _simulate(cluster, pod, "--output", "json").json()["pods"][0]
     assert placed["node"] is None
     assert f"  FailedScheduling: {placed['message']}" in outcome.out.splitlines()
     lines = outcome.out.splitlines()
@@ -85,19 +81,8 @@ def test_json_ranks_the_feasible_nodes_and_the_tie_set_holds_simulates_pick(
     for name, score in first["plugins"].items():
         assert score["weighted"] == score["normalized"] * weights[name]
     for seed in range(5):
-        placed = simulate(
-            "--pods",
-            pod,
-            "--nodes",
-            cluster["nodes"],
-            "--existing",
-            cluster["existing"],
-            "--seed",
-            str(seed),
-            "--output",
-            "json",
-        ).json()["pods"][0]
-        assert placed["node"] in answer["tieSet"]
+        placed = _simulate(cluster, pod, "--seed", str(seed), "--output", "json").json()
+        assert placed["pods"][0]["node"] in answer["tieSet"]
 
 
 def test_table_shows_each_plugins_scores_for_the_top_nodes(
@@ -184,20 +169,11 @@ def _pods(tmp_path: Path) -> Path:
 def test_simulate_explain_changes_no_placement(
     tmp_path: Path, cluster: dict[str, Path], seed: int
 ) -> None:
-    argv: list[str | Path] = [
-        "--pods",
-        _pods(tmp_path),
-        "--nodes",
-        cluster["nodes"],
-        "--existing",
-        cluster["existing"],
-        "--seed",
-        str(seed),
-        "--output",
-        "json",
-    ]
-    plain = simulate(*argv).json()
-    explained = simulate(*argv, "--explain").json()
+    pods = _pods(tmp_path)
+    plain = _simulate(cluster, pods, "--seed", str(seed), "--output", "json").json()
+    explained = _simulate(
+        cluster, pods, "--seed", str(seed), "--output", "json", "--explain"
+    ).json()
     for entry in explained["pods"]:
         explanation = entry.pop("explanation")
         assert explanation["pod"] == f"{entry['namespace']}/{entry['name']}"
@@ -211,15 +187,7 @@ def test_simulate_explain_changes_no_placement(
 def test_simulate_explain_table_has_one_section_per_pod(
     tmp_path: Path, cluster: dict[str, Path]
 ) -> None:
-    outcome = simulate(
-        "--pods",
-        _pods(tmp_path),
-        "--nodes",
-        cluster["nodes"],
-        "--existing",
-        cluster["existing"],
-        "--explain",
-    )
+    outcome = _simulate(cluster, _pods(tmp_path), "--explain")
     assert outcome.code == 0, outcome.err
     sections = [line for line in outcome.out.splitlines() if line.startswith("Pod ")]
     assert sections == [

@@ -65,6 +65,12 @@ def _random_pod(rng: random.Random) -> Pod:
     return pod.set("metadata.uid", "uid-incoming").build()
 
 
+def _random_case(seed: int) -> tuple[ClusterState, Pod]:
+    rng = random.Random(seed)
+    cluster = _random_cluster(rng, nodes=rng.randrange(2, 30))
+    return cluster, _random_pod(rng)
+
+
 def _default() -> Framework:
     return build_framework(default_profile_config())
 
@@ -77,9 +83,7 @@ def _message_from(explanation: Explanation) -> str:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_explanation_agrees_with_the_decision(seed: int) -> None:
-    rng = random.Random(seed)
-    cluster = _random_cluster(rng, nodes=rng.randrange(2, 30))
-    pod = _random_pod(rng)
+    cluster, pod = _random_case(seed)
     framework = _default()
     explanation = explain_pod(framework, cluster, pod, run_post_filter=False)
     rejected = sum(group.count for group in explanation.rejections)
@@ -104,9 +108,7 @@ def test_explanation_agrees_with_the_decision(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_with_preemption_the_message_is_the_failed_scheduling_message(seed: int) -> None:
-    rng = random.Random(seed)
-    cluster = _random_cluster(rng, nodes=rng.randrange(2, 30))
-    pod = _random_pod(rng)
+    cluster, pod = _random_case(seed)
     # Two fresh profiles: DefaultPreemption's tie-break generator starts alike in both.
     explanation = explain_pod(_default(), cluster, pod)
     decision = schedule_one(_default(), cluster, pod, search=SearchState(), rng=random.Random(0))
@@ -127,9 +129,7 @@ def test_with_preemption_the_message_is_the_failed_scheduling_message(seed: int)
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_totals_are_run_score_totals(seed: int) -> None:
-    rng = random.Random(seed)
-    cluster = _random_cluster(rng, nodes=rng.randrange(2, 30))
-    pod = _random_pod(rng)
+    cluster, pod = _random_case(seed)
     framework = _default()
     explanation = explain_pod(framework, cluster, pod)
     if not explanation.ranking:
