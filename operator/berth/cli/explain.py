@@ -13,34 +13,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from berth.cli.cluster_files import add_cluster_arguments, load_cluster_files
 from berth.cli.explain_output import add_top_argument, explanation_json, explanation_table
 from berth.cli.input_files import InputError
-from berth.cli.simulate_input import load_input
+from berth.cli.simulate_input import SimulationInput
 from berth.cli.simulate_output import MAX_MESSAGE, emit, printable
-from berth.engine.errors import PluginPackageError
-from berth.engine.framework.runtime import build_framework
-from berth.profiles import default_profile_config, plugin_registry
 from berth.scheduling.simulator import explain
 
-__all__ = ["add_cluster_arguments", "register", "run"]
+__all__ = ["register", "run"]
 
 EXIT_BAD_INPUT = 2
-
-
-def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
-    """The files that describe the cluster, as `berth simulate` reads them."""
-    parser.add_argument("--nodes", required=True, type=Path, help="YAML of Node objects")
-    parser.add_argument(
-        "--existing",
-        type=Path,
-        help="YAML of Pods already bound (spec.nodeName set) and PodDisruptionBudgets",
-    )
-    parser.add_argument(
-        "--profile",
-        type=Path,
-        help="YAML of SchedulerProfile objects; pods are matched by schedulerName (default: "
-        "kube-scheduler's default profile for every pod)",
-    )
 
 
 def register(subparsers: Any) -> None:
@@ -71,19 +53,15 @@ def run(args: argparse.Namespace) -> int:
     files = argparse.Namespace(
         nodes=args.nodes, pods=args.pod, existing=args.existing, profile=args.profile
     )
-    try:
-        registry = plugin_registry()
-        inputs = load_input(files, registry=registry)
+
+    def one_pod(inputs: SimulationInput) -> None:
         if len(inputs.pods) != 1:
             raise InputError(f"{args.pod}: expected exactly one Pod, found {len(inputs.pods)}")
-    except (InputError, PluginPackageError) as error:
-        _say(str(error))
+
+    loaded = load_cluster_files(files, say=_say, check=one_pod)
+    if loaded is None:
         return EXIT_BAD_INPUT
-    for warning in inputs.warnings:
-        _say(f"warning: {warning}")
-    default = (
-        None if inputs.profiles is not None else build_framework(default_profile_config(), registry)
-    )
+    inputs, default = loaded
     pod = inputs.pods[0]
     answer = explain(
         pod,

@@ -13,14 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from berth.cli.explain import add_cluster_arguments
+from berth.cli.cluster_files import add_cluster_arguments, load_cluster_files
 from berth.cli.explain_output import add_top_argument, explanation_json, explanation_table
 from berth.cli.input_files import InputError
-from berth.cli.simulate_input import load_input, load_profiles
+from berth.cli.simulate_input import load_profiles
 from berth.cli.simulate_output import MAX_MESSAGE, emit, printable, to_json, to_table
-from berth.engine.errors import PluginPackageError
-from berth.engine.framework.runtime import build_framework
-from berth.profiles import default_profile_config, plugin_registry
 from berth.scheduling.simulator import simulate
 
 __all__ = ["InputError", "load_profiles", "register", "run"]
@@ -57,17 +54,10 @@ def _say(message: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        registry = plugin_registry()  # logs what it loaded; stderr stays for answers and errors
-        inputs = load_input(args, registry=registry)
-    except (InputError, PluginPackageError) as error:
-        _say(str(error))
+    loaded = load_cluster_files(args, say=_say)
+    if loaded is None:
         return EXIT_BAD_INPUT
-    for warning in inputs.warnings:
-        _say(f"warning: {warning}")
-    default = (
-        None if inputs.profiles is not None else build_framework(default_profile_config(), registry)
-    )
+    inputs, default = loaded
     result = simulate(
         nodes=inputs.nodes,
         pods=inputs.pods,
