@@ -20,8 +20,8 @@ from berth.profiles import default_profile_config, plugin_registry
 __all__ = ["add_cluster_arguments", "load_cluster_files"]
 
 
-def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--nodes", required=True, type=Path, help="YAML of Node objects")
+def add_cluster_arguments(parser: argparse.ArgumentParser, *, nodes_required: bool = True) -> None:
+    parser.add_argument("--nodes", required=nodes_required, type=Path, help="YAML of Node objects")
     parser.add_argument(
         "--existing",
         type=Path,

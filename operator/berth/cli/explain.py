@@ -1,23 +1,32 @@
-"""`berth explain`: why would this pod go to that node, or stay pending? Reads files, prints why.
+"""`berth explain`: why would this pod go to that node, or stay pending? Prints why, writes nothing.
 
-The pod goes through the profile its schedulerName selects, on the cluster the files describe,
-with the same checks and inputs as `berth simulate`. Exit status: 0 with an answer (a pod that
-fits nowhere is an answer too); 2 with one line on stderr when the input cannot be used.
+The pod goes through the profile its schedulerName selects, either on the cluster that files
+describe (`--pod FILE --nodes ...`, with the same checks and inputs as `berth simulate`) or on the
+live cluster (`NAMESPACE/NAME`, read through the kubeconfig with get and list only). Exit status:
+0 with an answer (a pod that fits nowhere is an answer too); 2 with one line on stderr when the
+input cannot be used or the cluster cannot be read.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from berth.cli.cluster_files import add_cluster_arguments, load_cluster_files
 from berth.cli.explain_output import add_top_argument, explanation_json, explanation_table
 from berth.cli.input_files import InputError
-from berth.cli.simulate_input import SimulationInput
+from berth.cli.simulate_input import SimulationInput, load_profiles
 from berth.cli.simulate_output import MAX_MESSAGE, emit, printable
+from berth.engine.errors import PluginPackageError
+from berth.engine.explain import Explanation
+from berth.engine.framework.runtime import build_framework
+from berth.engine.model.pod import Pod
+from berth.profiles import default_profile_config, plugin_registry
 from berth.scheduling.simulator import explain
 
 __all__ = ["register", "run"]
@@ -28,17 +37,27 @@ EXIT_BAD_INPUT = 2
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "explain",
-        help="why a pod would go to a node, or stay pending (offline, from files)",
+        help="why a pod would go to a node, or stay pending (from files or the live cluster)",
         description=(
-            "Run one pod through the profile its schedulerName selects, on the cluster the files "
-            "describe, and show per plugin which nodes it rejected and why (grouped), each "
-            "feasible node's raw, normalized and weighted scores (ranked), and what preemption "
-            "would do. Every node is judged, also where the scheduler would stop its search "
-            "early. Nothing is written anywhere."
+            "Run one pod through the profile its schedulerName selects and show per plugin which "
+            "nodes it rejected and why (grouped), each feasible node's raw, normalized and "
+            "weighted scores (ranked), and what preemption would do. Every node is judged, also "
+            "where the scheduler would stop its search early. The pod is NAMESPACE/NAME on the "
+            "cluster of --kubeconfig (read-only: it needs get and list on pods, nodes, namespaces "
+            "and poddisruptionbudgets; a bound pod is explained as if pending again), or --pod "
+            "FILE on the cluster --nodes and --existing describe. Nothing is written anywhere."
         ),
     )
-    parser.add_argument("--pod", required=True, type=Path, help="YAML holding one Pod")
-    add_cluster_arguments(parser)
+    parser.add_argument(
+        "target", nargs="?", metavar="NAMESPACE/NAME", help="a pod of the live cluster"
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        help="with NAMESPACE/NAME: the kubeconfig (default: $KUBECONFIG, then ~/.kube/config)",
+    )
+    parser.add_argument("--pod", type=Path, help="YAML holding one Pod (instead of NAMESPACE/NAME)")
+    add_cluster_arguments(parser, nodes_required=False)
     add_top_argument(parser)
     parser.add_argument("--output", choices=("table", "json"), default="table")
     parser.set_defaults(handler=run)
@@ -48,7 +67,38 @@ def _say(message: str) -> None:
     emit(f"berth explain: {printable(message, MAX_MESSAGE)}\n", sys.stderr)
 
 
+def _usage_problem(args: argparse.Namespace) -> str:
+    if (args.target is None) == (args.pod is None):
+        return "give either NAMESPACE/NAME (a pod of the live cluster) or --pod FILE"
+    if args.pod is not None and args.nodes is None:
+        return "--pod needs --nodes (the cluster's Node objects)"
+    if args.target is not None and (args.nodes or args.existing):
+        return "--nodes and --existing describe a cluster in files; NAMESPACE/NAME reads it live"
+    if args.pod is not None and args.kubeconfig is not None:
+        return "--kubeconfig reads the live cluster; it goes with NAMESPACE/NAME, not --pod"
+    return ""
+
+
 def run(args: argparse.Namespace) -> int:
+    problem = _usage_problem(args)
+    if problem:
+        _say(problem)
+        return EXIT_BAD_INPUT
+    found = _explain_live(args) if args.target is not None else _explain_files(args)
+    if found is None:
+        return EXIT_BAD_INPUT
+    pod, answer = found
+    if isinstance(answer, str):
+        document: dict[str, Any] = {"pod": pod.key, "skipped": answer}
+        text = json.dumps(document, indent=2) if args.output == "json" else f"{pod.key}: {answer}"
+    elif args.output == "json":
+        text = json.dumps(explanation_json(answer, top=args.top), indent=2)
+    else:
+        text = explanation_table(answer, top=args.top)
+    return emit(text + "\n", sys.stdout, errors=sys.stderr)
+
+
+def _explain_files(args: argparse.Namespace) -> tuple[Pod, Explanation | str] | None:
     # The simulate loader reads the pod file as its --pods: same parsing, same cluster checks.
     files = argparse.Namespace(
         nodes=args.nodes, pods=args.pod, existing=args.existing, profile=args.profile
@@ -60,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
 
     loaded = load_cluster_files(files, say=_say, check=one_pod)
     if loaded is None:
-        return EXIT_BAD_INPUT
+        return None
     inputs, default = loaded
     pod = inputs.pods[0]
     answer = explain(
@@ -71,11 +121,36 @@ def run(args: argparse.Namespace) -> int:
         profiles=inputs.profiles,
         default=default,
     )
-    if isinstance(answer, str):
-        document: dict[str, Any] = {"pod": pod.key, "skipped": answer}
-        text = json.dumps(document, indent=2) if args.output == "json" else f"{pod.key}: {answer}"
-    elif args.output == "json":
-        text = json.dumps(explanation_json(answer, top=args.top), indent=2)
-    else:
-        text = explanation_table(answer, top=args.top)
-    return emit(text + "\n", sys.stdout, errors=sys.stderr)
+    return pod, answer
+
+
+def _explain_live(args: argparse.Namespace) -> tuple[Pod, Explanation | str] | None:
+    # Imported here: the API client (aiohttp, kopf) is not needed to read files.
+    from berth.cli.explain_live import default_kubeconfig, parse_target, read_cluster
+
+    try:
+        namespace, name = parse_target(args.target)
+        registry = plugin_registry()
+        profiles = load_profiles(args.profile, registry=registry) if args.profile else None
+        kubeconfig = args.kubeconfig or default_kubeconfig()
+        live = asyncio.run(read_cluster(kubeconfig, namespace=namespace, name=name))
+    except (InputError, PluginPackageError) as error:
+        _say(str(error))
+        return None
+    for warning in live.warnings:
+        _say(f"warning: {warning}")
+    default = None if profiles is not None else build_framework(default_profile_config(), registry)
+    answer = explain(
+        live.pod,
+        nodes=live.nodes,
+        existing=live.bound,
+        pdbs=live.pdbs,
+        profiles=profiles,
+        default=default,
+        namespaces=live.namespaces,
+        nominated=live.nominated,
+    )
+    if live.bound_to and isinstance(answer, Explanation):
+        note = f"bound to {live.bound_to}; explained as if pending again, without itself there"
+        answer = replace(answer, notes=(*answer.notes, note))
+    return live.pod, answer

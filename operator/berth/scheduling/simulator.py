@@ -27,6 +27,7 @@ from berth.engine.model.node import Node
 from berth.engine.model.parsing import brief
 from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
+from berth.engine.nominated import NominatedPods
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +92,7 @@ def build_cluster(
     existing: Sequence[Pod],
     pdbs: Sequence[PodDisruptionBudget],
     pending: Sequence[Pod] = (),
+    namespaces: Mapping[str, Mapping[str, str]] | None = None,
 ) -> ClusterState:
     """The cluster `nodes`, the bound `existing` pods and `pdbs` make; identities are checked
     across `pending` pods too, which share the cluster once placed."""
@@ -106,6 +108,8 @@ def build_cluster(
             cluster.add_pod(pod)
     for pdb in pdbs:
         cluster.set_pdb(pdb)
+    for name, labels in (namespaces or {}).items():
+        cluster.set_namespace(name, labels)
     return cluster
 
 
@@ -117,13 +121,19 @@ def explain(
     pdbs: Sequence[PodDisruptionBudget] = (),
     profiles: Mapping[str, Framework] | None = None,
     default: Framework | None = None,
+    namespaces: Mapping[str, Mapping[str, str]] | None = None,
+    nominated: NominatedPods | None = None,
 ) -> Explanation | str:
     """Why `pod` would go where it goes on this cluster; or, as a string, why the scheduler
-    would not try it at all (bound already, gated, no profile for its schedulerName...)."""
+    would not try it at all (bound already, gated, no profile for its schedulerName...).
+    `namespaces` gives namespace labels (for namespace selectors), `nominated` the pending pods
+    nominated to each node."""
     if (profiles is None) == (default is None):
         raise ValueError("pass exactly one of profiles= or default=")
     pod = _with_uid(pod, "pending")
-    cluster = build_cluster(nodes=nodes, existing=existing, pdbs=pdbs, pending=[pod])
+    cluster = build_cluster(
+        nodes=nodes, existing=existing, pdbs=pdbs, pending=[pod], namespaces=namespaces
+    )
     framework = _framework_for(pod, profiles, default)
     if pod.node_name and cluster.slot_of(pod.node_name) is not None:
         return f"already assigned to {pod.node_name}: no scheduler places it"
@@ -131,7 +141,7 @@ def explain(
     if skipped is not None or framework is None:
         return skipped or ""
     with np.errstate(over="ignore"):
-        return explain_pod(framework, cluster, pod)
+        return explain_pod(framework, cluster, pod, nominated=nominated)
 
 
 def _framework_for(
