@@ -16,6 +16,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from berth.cli.input_files import InputError
 from berth.engine.errors import InvalidObjectError
 from berth.engine.model.node import Node
@@ -69,7 +71,8 @@ async def read_cluster(kubeconfig: Path, *, namespace: str, name: str) -> LiveCl
     """List what the scheduler's cache holds; raises `InputError` when the pod cannot be read."""
     try:
         session = ApiSession.from_kubeconfig(kubeconfig)
-    except (OSError, ValueError, KeyError) as error:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError) as error:
+        # A kubeconfig that is missing, not YAML, or lacks the entries its context names.
         raise InputError(f"{kubeconfig}: cannot use this kubeconfig: {error}") from None
     try:
         async with session:

@@ -217,3 +217,56 @@ def test_the_readme_walk_through_is_what_the_command_prints() -> None:
     )
     assert outcome.code == 0, outcome.err
     assert outcome.out == shown
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ([], "give either NAMESPACE/NAME (a pod of the live cluster) or --pod FILE"),
+        (["ns/web", "--pod", "p.yaml"], "give either NAMESPACE/NAME"),
+        (["--pod", "p.yaml"], "--pod needs --nodes"),
+        (["ns/web", "--nodes", "n.yaml"], "NAMESPACE/NAME reads it live"),
+        (["--pod", "p.yaml", "--nodes", "n.yaml", "--kubeconfig", "k"], "--kubeconfig reads"),
+        (["a/b/c", "--kubeconfig", "k"], "pod: expected NAMESPACE/NAME, got 'a/b/c'"),
+    ],
+    ids=["neither", "both", "pod-without-nodes", "live-with-files", "files-with-kubeconfig", "bad"],
+)
+def test_one_source_of_pod_and_cluster(argv: list[str], expected: str) -> None:
+    outcome = explain(*argv)
+    assert outcome.code == 2
+    assert outcome.err.startswith("berth explain: ")
+    assert expected in outcome.err
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("web", ("default", "web")), ("pod/web", ("default", "web")), ("ns/web", ("ns", "web"))],
+)
+def test_targets(text: str, expected: tuple[str, str]) -> None:
+    from berth.cli.explain_live import parse_target
+
+    assert parse_target(text) == expected
+
+
+def test_an_unreachable_cluster_is_one_line_and_status_2(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:9', insecure-skip-tls-verify: true}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    )
+    outcome = explain("ns/web", "--kubeconfig", kubeconfig)
+    assert outcome.code == 2
+    assert outcome.err.startswith("berth explain: ")
+    assert outcome.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("content", ["garbage: [", "[1, 2]", "current-context: nowhere\n"])
+def test_an_unusable_kubeconfig_is_one_line_and_status_2(tmp_path: Path, content: str) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(content)
+    outcome = explain("ns/web", "--kubeconfig", kubeconfig)
+    assert outcome.code == 2
+    assert outcome.err.startswith(f"berth explain: {kubeconfig}: cannot use this kubeconfig: ")
+    assert outcome.err.count("\n") == 1
