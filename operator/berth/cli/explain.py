@@ -43,8 +43,9 @@ def register(subparsers: Any) -> None:
             "nodes it rejected and why (grouped), each feasible node's raw, normalized and "
             "weighted scores (ranked), and what preemption would do. Every node is judged, also "
             "where the scheduler would stop its search early. The pod is NAMESPACE/NAME on the "
-            "cluster of --kubeconfig (read-only: it needs get and list on pods, nodes, namespaces "
-            "and poddisruptionbudgets; a bound pod is explained as if pending again), or --pod "
+            "cluster of --kubeconfig (read-only: it needs get and list on pods, nodes, namespaces, "
+            "poddisruptionbudgets, services, replicationcontrollers, replicasets and statefulsets; "
+            "a bound pod is explained as if pending again), or --pod "
             "FILE on the cluster --nodes and --existing describe. Nothing is written anywhere."
         ),
     )
@@ -148,6 +149,7 @@ def _explain_live(args: argparse.Namespace) -> tuple[Pod, Explanation | str] | N
         profiles=profiles,
         default=default,
         namespaces=live.namespaces,
+        workloads=live.workloads,
         nominated=live.nominated,
     )
     if live.bound_to and isinstance(answer, Explanation):

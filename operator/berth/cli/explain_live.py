@@ -1,7 +1,8 @@
 """`berth explain NAMESPACE/NAME`: the cluster read from the API server, read-only, for one pod.
 
 A snapshot of what the scheduler's cache holds (nodes, pods that are bound and not finished,
-namespaces' labels, PodDisruptionBudgets, pending pods' nominations) is listed with get/list only
+namespaces' labels, PodDisruptionBudgets, the selectors of services and controllers, pending
+pods' nominations) is listed with get/list only
 and handed to the same explanation as the files. A pod that is bound already is explained as if it
 were pending again, with itself taken off its node, so that "why did it go there?" has an answer;
 objects the engine cannot read are left out with a warning, as the live scheduler leaves them out.
@@ -19,15 +20,24 @@ from typing import Any
 import yaml
 
 from berth.cli.input_files import InputError
+from berth.engine.cluster import Workload
 from berth.engine.errors import InvalidObjectError
 from berth.engine.model.node import Node
 from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
 from berth.kube.api import ApiError, ApiSession, ApiTransportError
+from berth.kube.workloads import workload_from_dict
 
 __all__ = ["LiveCluster", "default_kubeconfig", "parse_target", "read_cluster"]
 
 ACTIVE_PODS = {"fieldSelector": "status.phase!=Succeeded,status.phase!=Failed"}
+# Controllers and services whose selectors PodTopologySpread's system defaults spread by.
+WORKLOAD_PATHS = {
+    "Service": "/api/v1/services",
+    "ReplicationController": "/api/v1/replicationcontrollers",
+    "ReplicaSet": "/apis/apps/v1/replicasets",
+    "StatefulSet": "/apis/apps/v1/statefulsets",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +48,7 @@ class LiveCluster:
     bound: list[Pod]  # every other pod with a node, not finished
     pdbs: list[PodDisruptionBudget]
     namespaces: dict[str, dict[str, str]]
+    workloads: list[Workload]
     nominated: dict[str, list[Pod]]  # node -> pending pods nominated to it
     warnings: list[str]
 
@@ -81,6 +92,9 @@ async def read_cluster(kubeconfig: Path, *, namespace: str, name: str) -> LiveCl
             pods_raw, _ = await session.list_json("/api/v1/pods", params=ACTIVE_PODS)
             pdbs_raw, _ = await session.list_json("/apis/policy/v1/poddisruptionbudgets")
             namespaces_raw, _ = await session.list_json("/api/v1/namespaces")
+            workloads_raw = {
+                kind: (await session.list_json(path))[0] for kind, path in WORKLOAD_PATHS.items()
+            }
     except ApiError as error:
         raise InputError(f"pod {namespace}/{name}: {error}") from None
     except ApiTransportError as error:
@@ -113,6 +127,9 @@ async def read_cluster(kubeconfig: Path, *, namespace: str, name: str) -> LiveCl
         bound=[p for p in pods if p.node_name in known and p.uid != pod.uid],
         pdbs=pdbs,
         namespaces=namespaces,
+        workloads=[
+            workload_from_dict(kind, raw) for kind, raws in workloads_raw.items() for raw in raws
+        ],
         nominated=dict(nominated),
         warnings=warnings,
     )

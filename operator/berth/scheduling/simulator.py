@@ -20,7 +20,7 @@ from berth.engine.algorithm import (
     Unschedulable,
     schedule_one,
 )
-from berth.engine.cluster import ClusterState
+from berth.engine.cluster import ClusterState, Workload
 from berth.engine.explain import Explanation, explain_pod, explain_preemption
 from berth.engine.framework.runtime import Framework
 from berth.engine.model.node import Node
@@ -93,6 +93,7 @@ def build_cluster(
     pdbs: Sequence[PodDisruptionBudget],
     pending: Sequence[Pod] = (),
     namespaces: Mapping[str, Mapping[str, str]] | None = None,
+    workloads: Sequence[Workload] = (),
 ) -> ClusterState:
     """The cluster `nodes`, the bound `existing` pods and `pdbs` make; identities are checked
     across `pending` pods too, which share the cluster once placed."""
@@ -110,6 +111,8 @@ def build_cluster(
         cluster.set_pdb(pdb)
     for name, labels in (namespaces or {}).items():
         cluster.set_namespace(name, labels)
+    for workload in workloads:
+        cluster.set_workload(workload)
     return cluster
 
 
@@ -122,17 +125,24 @@ def explain(
     profiles: Mapping[str, Framework] | None = None,
     default: Framework | None = None,
     namespaces: Mapping[str, Mapping[str, str]] | None = None,
+    workloads: Sequence[Workload] = (),
     nominated: NominatedPods | None = None,
 ) -> Explanation | str:
     """Why `pod` would go where it goes on this cluster; or, as a string, why the scheduler
     would not try it at all (bound already, gated, no profile for its schedulerName...).
-    `namespaces` gives namespace labels (for namespace selectors), `nominated` the pending pods
-    nominated to each node."""
+    `namespaces` gives namespace labels (for namespace selectors), `workloads` the selectors of
+    services and controllers (for default spreading), `nominated` the pending pods nominated to
+    each node."""
     if (profiles is None) == (default is None):
         raise ValueError("pass exactly one of profiles= or default=")
     pod = _with_uid(pod, "pending")
     cluster = build_cluster(
-        nodes=nodes, existing=existing, pdbs=pdbs, pending=[pod], namespaces=namespaces
+        nodes=nodes,
+        existing=existing,
+        pdbs=pdbs,
+        pending=[pod],
+        namespaces=namespaces,
+        workloads=workloads,
     )
     framework = _framework_for(pod, profiles, default)
     if pod.node_name and cluster.slot_of(pod.node_name) is not None:
