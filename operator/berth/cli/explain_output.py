@@ -144,11 +144,17 @@ def _rejections(explanation: Explanation) -> list[str]:
             group.plugin or "-",
             group.code.label,
             "; ".join(group.reasons),
-            ", ".join(group.examples) + (", ..." if group.count > len(group.examples) else ""),
+            _examples(group.examples, group.count),
         )
         for group in explanation.rejections
     ]
     return lines + ["  " + line for line in _columns(rows, right=(0,))]
+
+
+def _examples(examples: tuple[str, ...], count: int) -> str:
+    if not examples:
+        return "-"  # a PreFilter verdict or narrowing: no node was looked at on its own
+    return ", ".join(examples) + (", ..." if count > len(examples) else "")
 
 
 def _scores(explanation: Explanation, *, top: int) -> list[str]:

@@ -270,3 +270,16 @@ def test_an_unusable_kubeconfig_is_one_line_and_status_2(tmp_path: Path, content
     assert outcome.code == 2
     assert outcome.err.startswith(f"berth explain: {kubeconfig}: cannot use this kubeconfig: ")
     assert outcome.err.count("\n") == 1
+
+
+def test_a_pre_filter_rejection_is_one_row_for_every_node(
+    tmp_path: Path, cluster: dict[str, Path]
+) -> None:
+    claim = {"name": "data", "persistentVolumeClaim": {"claimName": "missing"}}
+    pod = write(tmp_path / "pod.yaml", make_pod("db").set("spec.volumes", [claim]).obj())
+    outcome = explain(*_args(cluster, pod), "--output", "json")
+    assert outcome.code == 0, outcome.err
+    answer = outcome.json()
+    assert answer["feasibleNodes"] == 0
+    assert [(r["nodes"], r["examples"]) for r in answer["rejections"]] == [(4, [])]
+    assert answer["message"].startswith("0/4 nodes are available: ")
