@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from berth.cli.input_files import InputError
-from berth.cli.offline_input import EXIT_BAD_INPUT, read_input, say
+from berth.cli.offline_input import EXIT_BAD_INPUT, add_input_arguments, read_input, say
 from berth.cli.simulate_input import SimulationInput
 from berth.cli.simulate_output import emit, printable
 from berth.engine.model.parsing import brief, brief_name
@@ -49,20 +49,9 @@ def register(subparsers: Any) -> None:
             "FailedScheduling message of the first copy that did not fit."
         ),
     )
-    parser.add_argument("--nodes", required=True, type=Path, help="YAML of Node objects")
+    add_input_arguments(parser)
     parser.add_argument(
         "--pod", required=True, type=Path, help="YAML holding the one Pod to replicate"
-    )
-    parser.add_argument(
-        "--existing",
-        type=Path,
-        help="YAML of Pods already bound (spec.nodeName set) and PodDisruptionBudgets",
-    )
-    parser.add_argument(
-        "--profile",
-        type=Path,
-        help="YAML of SchedulerProfile objects; the pod is matched by schedulerName (default: "
-        "kube-scheduler's default profile)",
     )
     parser.add_argument(
         "--max",

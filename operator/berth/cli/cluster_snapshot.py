@@ -14,12 +14,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-import kopf
 import yaml
 
 from berth.cli.input_files import InputError
@@ -50,7 +49,10 @@ __all__ = [
     "LISTED_RESOURCES",
     "ClusterSnapshot",
     "add_arguments",
+    "cluster_profiles",
+    "kubeconfig_path",
     "load_cluster_input",
+    "read_live",
     "read_snapshot",
     "write_snapshot",
 ]
@@ -88,6 +90,8 @@ class ClusterSnapshot:
     workloads: list[Workload]
     profile_documents: list[dict[str, Any]] | None
     warnings: list[str] = field(default_factory=list)
+    # node -> pending pods a preemption nominated to it (they are not placed by a simulation).
+    nominated: dict[str, list[Pod]] = field(default_factory=dict)
     # The objects behind nodes, bound_pods and pdbs, as listed, for --snapshot-to.
     raw: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
@@ -121,9 +125,11 @@ def add_arguments(parser: argparse.ArgumentParser, source: Any) -> None:
     )
 
 
-def _kubeconfig(args: argparse.Namespace) -> Path:
-    if args.kubeconfig is not None:
-        return Path(args.kubeconfig)
+def kubeconfig_path(given: Path | str | None) -> Path:
+    """The kubeconfig to read: the one given, else the first existing file of $KUBECONFIG,
+    else ~/.kube/config."""
+    if given is not None:
+        return Path(given)
     # KUBECONFIG may list several files; kubectl merges them, we take the first that exists.
     for entry in os.environ.get("KUBECONFIG", "").split(os.pathsep):
         if entry and Path(entry).is_file():
@@ -199,9 +205,13 @@ async def read_snapshot(session: ApiSession) -> ClusterSnapshot:
     pods = _readable(Pod.from_dict, await _list(session, PODS, params=live), warnings)
     node_names = {node.name for node, _ in nodes}
     bound = []
+    nominated: dict[str, list[Pod]] = {}
     for pod, raw in pods:
         if not pod.node_name:
-            continue  # pending: the live scheduler's business, not part of this simulation
+            # Pending: the live scheduler's business, not placed here; a nomination is kept.
+            if pod.nominated_node_name:
+                nominated.setdefault(pod.nominated_node_name, []).append(pod)
+            continue
         if pod.node_name not in node_names:
             warnings.append(
                 f"{CLUSTER}: Pod {brief_name(pod.key)}: spec.nodeName: node "
@@ -230,6 +240,7 @@ async def read_snapshot(session: ApiSession) -> ClusterSnapshot:
         workloads=workloads,
         profile_documents=profiles,
         warnings=warnings,
+        nominated=nominated,
         raw={
             "Node": [raw for _, raw in nodes],
             "Pod": [raw for _, raw in bound],
@@ -238,9 +249,27 @@ async def read_snapshot(session: ApiSession) -> ClusterSnapshot:
     )
 
 
-async def _snapshot_of(info: kopf.ConnectionInfo, token_file: Path | None) -> ClusterSnapshot:
-    async with ApiSession.from_connection_info(info, token_file=token_file) as session:
-        return await read_snapshot(session)
+def read_live(
+    kubeconfig: Path, context: str | None, read: Callable[[ApiSession], Awaitable[T]]
+) -> T:
+    """Run `read` on a session to the cluster of `kubeconfig`; every failure to reach or read
+    the cluster is an `InputError` in one line."""
+    try:
+        info, token_file = connection_info_from_kubeconfig(kubeconfig, context)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError) as error:
+        # A missing file, bad YAML, or a document that is not a kubeconfig.
+        raise InputError(f"{kubeconfig}: cannot use this kubeconfig: {error}") from None
+
+    async def session_read() -> T:
+        async with ApiSession.from_connection_info(info, token_file=token_file) as session:
+            return await read(session)
+
+    try:
+        return asyncio.run(session_read())
+    except OSError as error:  # the CA or client certificate files (ssl.SSLError included)
+        raise InputError(f"{kubeconfig}: cannot use its credentials: {error}") from None
+    except (ApiError, ApiTransportError) as error:
+        raise InputError(f"{CLUSTER}: cannot read it: {error}") from None
 
 
 # kind -> apiVersion: list items come without them, a file read offline needs both.
@@ -272,7 +301,7 @@ def write_snapshot(directory: Path, snapshot: ClusterSnapshot) -> None:
         (directory / name).write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
 
 
-def _cluster_profiles(
+def cluster_profiles(
     documents: list[dict[str, Any]], registry: Registry | None, warnings: list[str]
 ) -> dict[str, Framework]:
     """The profiles the operator would serve: valid ones, the first of a schedulerName wins."""
@@ -304,18 +333,7 @@ def load_cluster_input(
             "PodDisruptionBudgets come from the cluster)"
         )
     profiles = load_profiles(args.profile, registry=registry) if args.profile else None
-    kubeconfig = _kubeconfig(args)
-    try:
-        info, token_file = connection_info_from_kubeconfig(kubeconfig, args.context)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError) as error:
-        # A missing file, bad YAML, or a document that is not a kubeconfig.
-        raise InputError(f"{kubeconfig}: cannot use this kubeconfig: {error}") from None
-    try:
-        snapshot = asyncio.run(_snapshot_of(info, token_file))
-    except OSError as error:  # the CA or client certificate files (ssl.SSLError included)
-        raise InputError(f"{kubeconfig}: cannot use its credentials: {error}") from None
-    except (ApiError, ApiTransportError) as error:
-        raise InputError(f"{CLUSTER}: cannot read it: {error}") from None
+    snapshot = read_live(kubeconfig_path(args.kubeconfig), args.context, read_snapshot)
     if args.snapshot_to is not None:
         try:
             write_snapshot(args.snapshot_to, snapshot)
@@ -327,7 +345,7 @@ def load_cluster_input(
     )
     warnings = list(snapshot.warnings)
     if profiles is None and snapshot.profile_documents:
-        profiles = _cluster_profiles(snapshot.profile_documents, registry, warnings) or None
+        profiles = cluster_profiles(snapshot.profile_documents, registry, warnings) or None
     return SimulationInput(
         nodes=snapshot.nodes,
         pods=pods,

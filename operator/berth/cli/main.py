@@ -20,6 +20,7 @@ import berth
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "berth.cli.simulate",
     "berth.cli.capacity",
+    "berth.cli.explain",
     "berth.cli.run",
     "berth.cli.demo",
     "berth.controlplane.cli",

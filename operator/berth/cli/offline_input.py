@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from berth.cli.cluster_snapshot import load_cluster_input
 from berth.cli.input_files import InputError
@@ -21,7 +24,7 @@ from berth.engine.framework.runtime import Framework, build_framework
 from berth.engine.registry import Registry
 from berth.profiles import default_profile_config, plugin_registry
 
-__all__ = ["EXIT_BAD_INPUT", "OfflineInput", "read_input", "say"]
+__all__ = ["EXIT_BAD_INPUT", "OfflineInput", "add_input_arguments", "read_input", "say"]
 
 EXIT_BAD_INPUT = 2
 
@@ -43,13 +46,45 @@ class OfflineInput:
         return build_framework(default_profile_config(), self.registry)
 
 
-def read_input(args: argparse.Namespace, *, command: str) -> OfflineInput | None:
+def add_input_arguments(
+    parser: argparse.ArgumentParser, *, nodes_in: Any = None, nodes_required: bool = True
+) -> None:
+    """--nodes, --existing and --profile, as every offline command reads them; `nodes_in` is a
+    group --nodes belongs to (simulate's, shared with --from-cluster)."""
+    (nodes_in or parser).add_argument(
+        "--nodes",
+        required=nodes_in is None and nodes_required,
+        type=Path,
+        help="YAML of Node objects",
+    )
+    parser.add_argument(
+        "--existing",
+        type=Path,
+        help="YAML of Pods already bound (spec.nodeName set) and PodDisruptionBudgets",
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="YAML of SchedulerProfile objects; pods are matched by schedulerName (default: "
+        "kube-scheduler's default profile for every pod)",
+    )
+
+
+def read_input(
+    args: argparse.Namespace,
+    *,
+    command: str,
+    check: Callable[[SimulationInput], None] | None = None,
+) -> OfflineInput | None:
     """The checked input named by `args`, its warnings said on stderr; None when it cannot be
-    used, after saying why in one line naming the file, the object and the field."""
+    used, after saying why in one line naming the file, the object and the field. `check` may
+    raise `InputError` for the command's own rules."""
     try:
         registry = plugin_registry()  # logs what it loaded; stderr stays for answers and errors
         load = load_cluster_input if getattr(args, "from_cluster", False) else load_input
         inputs = load(args, registry=registry)
+        if check is not None:
+            check(inputs)
     except (InputError, PluginPackageError) as error:
         say(command, str(error))
         return None

@@ -15,14 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from berth.cli.cluster_snapshot import add_arguments as add_cluster_arguments
+from berth.cli.explain_output import add_top_argument, explanation_json, explanation_table
 from berth.cli.input_files import InputError
-from berth.cli.offline_input import EXIT_BAD_INPUT, read_input, say
+from berth.cli.offline_input import EXIT_BAD_INPUT, add_input_arguments, read_input, say
 from berth.cli.progress import terminal_progress
 from berth.cli.report_html import render_report
 from berth.cli.simulate_compare import FRAGMENTATION_HELP, compare
 from berth.cli.simulate_input import load_profiles
 from berth.cli.simulate_output import emit, emit_to_file, to_json, to_table
-from berth.scheduling.simulator import simulate
+from berth.engine.explain import Explanation
+from berth.scheduling.simulator import SimulationResult, simulate
 
 __all__ = ["InputError", "load_profiles", "register", "run"]
 
@@ -38,7 +40,7 @@ def register(subparsers: Any) -> None:
         ),
     )
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--nodes", type=Path, help="YAML of Node objects")
+    add_input_arguments(parser, nodes_in=source)
     add_cluster_arguments(parser, source)
     parser.add_argument(
         "--pods",
@@ -46,17 +48,6 @@ def register(subparsers: Any) -> None:
         type=Path,
         help="YAML of Pods to schedule, and of Deployments, ReplicaSets, StatefulSets, Jobs and "
         "DaemonSets, each scheduled as the pods its controller would create",
-    )
-    parser.add_argument(
-        "--existing",
-        type=Path,
-        help="YAML of Pods already bound (spec.nodeName set) and PodDisruptionBudgets",
-    )
-    parser.add_argument(
-        "--profile",
-        type=Path,
-        help="YAML of SchedulerProfile objects; pods are matched by schedulerName (default: "
-        "kube-scheduler's default profile for every pod)",
     )
     parser.add_argument(
         "--seed", type=int, default=0, help="seed for the tie-break among equal scores"
@@ -78,6 +69,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--output-file", type=Path, help="write the output to this file instead of stdout"
     )
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="also explain each decision as `berth explain` does (rejections, scores, preemption)",
+    )
+    add_top_argument(parser, help_prefix="with --explain, per pod: ")
     parser.set_defaults(handler=run)
 
 
@@ -105,15 +102,36 @@ def run(args: argparse.Namespace) -> int:
         namespaces=inputs.namespaces,
         workloads=inputs.workloads,
         progress=terminal_progress(sys.stderr, total=len(inputs.pods)),
+        explain=args.explain,
     )
     if compared is not None:
         text = compare(args, inputs, first=result, second_profiles=compared) + "\n"
     elif args.output == "json":
-        text = json.dumps(to_json(result, inputs.warnings), indent=2) + "\n"
+        document = to_json(result, inputs.warnings)
+        if args.explain:
+            for entry, placement in zip(document["pods"], result.placements, strict=True):
+                explained = placement.explanation
+                entry["explanation"] = (
+                    explanation_json(explained, top=args.top) if explained else None
+                )
+        text = json.dumps(document, indent=2) + "\n"
     elif args.output == "html":
-        text = render_report(result, warnings=inputs.warnings)
+        text = render_report(result, warnings=inputs.warnings, explanations=_explained(result))
     else:
-        text = to_table(result) + "\n"
+        text = to_table(result)
+        if args.explain:
+            sections = [
+                explanation_table(placement.explanation, top=args.top)
+                for placement in result.placements
+                if placement.explanation is not None
+            ]
+            text += "".join(f"\n\n{section}" for section in sections)
+        text += "\n"
     if args.output_file is not None:
         return emit_to_file(text, args.output_file, errors=sys.stderr)
     return emit(text, sys.stdout, errors=sys.stderr)
+
+
+def _explained(result: SimulationResult) -> list[Explanation] | None:
+    explanations = [p.explanation for p in result.placements if p.explanation is not None]
+    return explanations or None

@@ -198,44 +198,22 @@ def schedule_one(
         diagnosis.absent_status = status
         diagnosis.pre_filter_message = status.message
         diagnosis.record_plugin(status)
-        return _unschedulable(framework, state, pod, diagnosis, run_post_filter)
+        return unschedulable_outcome(framework, state, pod, diagnosis, run_post_filter)
 
-    feasible: NodeSlots | None = None
-    if pod.nominated_node_name:
-        slot = cluster.slot_of(pod.nominated_node_name)
-        if slot is not None:
-            outcome = with_nominated_pods(
-                framework,
-                cluster,
-                pod,
-                framework.run_filters(state, pod, np.asarray([slot], dtype=np.intp)),
-                nominated or {},
-            )
-            if outcome.error is None and outcome.feasible.size:
-                feasible = outcome.feasible
-
+    feasible = nominated_node_fits(framework, state, pod, nominated or {})
     if feasible is None:
-        candidates = order
-        if allowed is not None:
-            allowed_slots = [cluster.slot_of(name) for name in allowed]
-            candidates = order[np.isin(order, [slot for slot in allowed_slots if slot is not None])]
-            narrowing = framework.narrowing_plugins(state)
-            diagnosis.absent_status = unresolvable(
-                f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}]"
-            )
+        candidates = narrowed_candidates(framework, state, allowed, diagnosis)
         feasible, failure = _find_feasible(
             framework, state, pod, candidates, search, diagnosis, nominated or {}
         )
         processed = feasible.size + diagnosis.explicit_count
         search.next_start_index = (search.next_start_index + processed) % node_count
-        for batch in diagnosis.failures:
-            for code in np.unique(batch.codes).tolist():
-                diagnosis.record_plugin(Status(Code(code), (), batch.plugin))
+        record_failed_plugins(diagnosis)
         if failure is not None:
             return SchedulingError(failure.message, state)
 
     if feasible.size == 0:
-        return _unschedulable(framework, state, pod, diagnosis, run_post_filter)
+        return unschedulable_outcome(framework, state, pod, diagnosis, run_post_filter)
     if feasible.size == 1:
         return Scheduled(
             cluster.node_at(int(feasible[0])).name, 1 + diagnosis.explicit_count, 1, state
@@ -262,7 +240,59 @@ def schedule_one(
     )
 
 
-def _unschedulable(
+def nominated_node_fits(
+    framework: Framework, state: CycleState, pod: Pod, nominated: NominatedPods
+) -> NodeSlots | None:
+    """The pod's nominated node, as one slot, when it passes every filter: the scheduler then
+    takes it without searching or scoring."""
+    if not pod.nominated_node_name:
+        return None
+    slot = state.cluster.slot_of(pod.nominated_node_name)
+    if slot is None:
+        return None
+    outcome = with_nominated_pods(
+        framework,
+        state.cluster,
+        pod,
+        framework.run_filters(state, pod, np.asarray([slot], dtype=np.intp)),
+        nominated,
+    )
+    if outcome.error is None and outcome.feasible.size:
+        return outcome.feasible
+    return None
+
+
+def narrowed_candidates(
+    framework: Framework,
+    state: CycleState,
+    allowed: frozenset[str] | None,
+    diagnosis: FilterDiagnosis,
+) -> NodeSlots:
+    """The nodes, in node order, that PreFilter's node-name result leaves to filter; the others
+    take the absent status in `diagnosis`."""
+    cluster = state.cluster
+    order = cluster.node_order()
+    if allowed is None:
+        return order
+    allowed_slots = [cluster.slot_of(name) for name in allowed]
+    narrowing = framework.narrowing_plugins(state)
+    diagnosis.absent_status = unresolvable(
+        f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}]"
+    )
+    candidates: NodeSlots = order[
+        np.isin(order, [slot for slot in allowed_slots if slot is not None])
+    ]
+    return candidates
+
+
+def record_failed_plugins(diagnosis: FilterDiagnosis) -> None:
+    """Each plugin that failed a node joins the diagnosis's unschedulable (or pending) plugins."""
+    for batch in diagnosis.failures:
+        for code in np.unique(batch.codes).tolist():
+            diagnosis.record_plugin(Status(Code(code), (), batch.plugin))
+
+
+def unschedulable_outcome(
     framework: Framework,
     state: CycleState,
     pod: Pod,

@@ -13,13 +13,21 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from berth.engine.algorithm import Scheduled, SchedulingError, SearchState, schedule_one
+from berth.engine.algorithm import (
+    Scheduled,
+    SchedulingError,
+    SearchState,
+    Unschedulable,
+    schedule_one,
+)
 from berth.engine.cluster import ClusterState, Workload
+from berth.engine.explain import Explanation, explain_pod, explain_preemption
 from berth.engine.framework.runtime import Framework
 from berth.engine.model.node import Node
 from berth.engine.model.parsing import brief
 from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
+from berth.engine.nominated import NominatedPods
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +39,7 @@ class Placement:
     # victims are gone. The simulation does not evict them; it reports them.
     nominated_node: str | None = None
     victims: tuple[Pod, ...] = ()
+    explanation: Explanation | None = None  # with `explain=True`, for pods the scheduler tried
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,21 +73,9 @@ class Simulation:
         if (profiles is None) == (default is None):
             raise ValueError("pass exactly one of profiles= or default=")
         existing = [_with_uid(pod, "existing") for pod in existing]
-        _require_unique([pod.uid for pod in existing], "pod UIDs")
-        _require_unique([pod.key for pod in existing], "pod namespace/names")
-        _require_unique([node.name for node in nodes], "node names")
-        self.cluster = ClusterState()
-        for node in nodes:
-            self.cluster.upsert_node(node)
-        for pod in existing:
-            if not pod.is_terminal:
-                self.cluster.add_pod(pod)
-        for pdb in pdbs:
-            self.cluster.set_pdb(pdb)
-        for name, labels in (namespaces or {}).items():
-            self.cluster.set_namespace(name, dict(labels))
-        for workload in workloads:
-            self.cluster.set_workload(workload)
+        self.cluster = build_cluster(
+            nodes=nodes, existing=existing, pdbs=pdbs, namespaces=namespaces, workloads=workloads
+        )
         self._profiles = profiles
         self._default = default
         self._search = SearchState()
@@ -91,17 +88,19 @@ class Simulation:
         """Whether a pod of this namespace and name is bound or was placed already."""
         return f"{namespace}/{name}" in self._keys
 
-    def place(self, pod: Pod) -> Placement:
-        """Schedule `pod` now and, when it gets a node, account it there."""
+    def place(self, pod: Pod, *, explain: bool = False) -> Placement:
+        """Schedule `pod` now and, when it gets a node, account it there; with `explain`, also
+        say why (which changes no decision)."""
         pod = _with_uid(pod, "pending")
         if pod.key in self._keys or pod.uid in self._uids:
             raise ValueError(f"pod {pod.key} (uid {pod.uid}) is already in the simulation")
         self._keys.add(pod.key)
         self._uids.add(pod.uid)
+        framework = _framework_for(pod, self._profiles, self._default)
         # kube-scheduler sums requests in int64 and absurd amounts wrap there without a word;
         # numpy does the same here, and should not warn about it.
         with np.errstate(over="ignore"):
-            return _place(pod, self.cluster, self._profiles, self._default, self._search, self._rng)
+            return _place(pod, self.cluster, framework, self._search, self._rng, explain=explain)
 
 
 def simulate(
@@ -116,14 +115,14 @@ def simulate(
     namespaces: Mapping[str, Mapping[str, str]] | None = None,
     workloads: Sequence[Workload] = (),
     progress: Callable[[int, int], None] | None = None,
+    explain: bool = False,
 ) -> SimulationResult:
     """Schedule `pods` in queue order on a `Simulation` of the other arguments.
 
-    `namespaces` (name -> labels) are what the namespaceSelector of pod (anti-)affinity terms
-    match; `workloads` (Services and controllers) give the selectors of PodTopologySpread's
-    system defaults. Names and UIDs must be unique and `existing` pods bound to one of `nodes`
-    (the CLI checks its input for that). `progress`, when given, is told (pods done, pods in
-    all) after each pod, so that a long run can show how far it is.
+    Names and UIDs must be unique and `existing` pods bound to one of `nodes` (the CLI checks
+    its input for that). `progress`, when given, is told (pods done, pods in all) after each
+    pod, so that a long run can show how far it is. With `explain`, each pod the scheduler
+    tries also gets an explanation of its decision (which does not change any decision).
     """
     # Objects read from files usually have no UID, and the cluster keys pods by UID.
     pods = [_with_uid(pod, "pending") for pod in pods]
@@ -143,13 +142,88 @@ def simulate(
     ordered = sorted(enumerate(pods), key=lambda item: (-item[1].priority, item[0]))
     results: dict[int, Placement] = {}
     for done, (index, pod) in enumerate(ordered, start=1):
-        results[index] = simulation.place(pod)
+        results[index] = simulation.place(pod, explain=explain)
         if progress is not None:
             progress(done, len(ordered))
     return SimulationResult([results[i] for i in range(len(pods))], simulation.cluster)
 
 
+def build_cluster(
+    *,
+    nodes: Sequence[Node],
+    existing: Sequence[Pod],
+    pdbs: Sequence[PodDisruptionBudget],
+    pending: Sequence[Pod] = (),
+    namespaces: Mapping[str, Mapping[str, str]] | None = None,
+    workloads: Sequence[Workload] = (),
+) -> ClusterState:
+    """The cluster `nodes`, the bound `existing` pods and `pdbs` make; identities are checked
+    across `pending` pods too, which share the cluster once placed."""
+    existing = [_with_uid(pod, "existing") for pod in existing]
+    _require_unique([pod.uid for pod in (*pending, *existing)], "pod UIDs")
+    _require_unique([pod.key for pod in (*pending, *existing)], "pod namespace/names")
+    _require_unique([node.name for node in nodes], "node names")
+    cluster = ClusterState()
+    for node in nodes:
+        cluster.upsert_node(node)
+    for pod in existing:
+        if not pod.is_terminal:
+            cluster.add_pod(pod)
+    for pdb in pdbs:
+        cluster.set_pdb(pdb)
+    for name, labels in (namespaces or {}).items():
+        cluster.set_namespace(name, labels)
+    for workload in workloads:
+        cluster.set_workload(workload)
+    return cluster
+
+
+def explain(
+    pod: Pod,
+    *,
+    nodes: Sequence[Node],
+    existing: Sequence[Pod] = (),
+    pdbs: Sequence[PodDisruptionBudget] = (),
+    profiles: Mapping[str, Framework] | None = None,
+    default: Framework | None = None,
+    namespaces: Mapping[str, Mapping[str, str]] | None = None,
+    workloads: Sequence[Workload] = (),
+    nominated: NominatedPods | None = None,
+) -> Explanation | str:
+    """Why `pod` would go where it goes on this cluster; or, as a string, why the scheduler
+    would not try it at all (bound already, gated, no profile for its schedulerName...).
+    `namespaces` gives namespace labels (for namespace selectors), `workloads` the selectors of
+    services and controllers (for default spreading), `nominated` the pending pods nominated to
+    each node."""
+    if (profiles is None) == (default is None):
+        raise ValueError("pass exactly one of profiles= or default=")
+    pod = _with_uid(pod, "pending")
+    cluster = build_cluster(
+        nodes=nodes,
+        existing=existing,
+        pdbs=pdbs,
+        pending=[pod],
+        namespaces=namespaces,
+        workloads=workloads,
+    )
+    framework = _framework_for(pod, profiles, default)
+    if pod.node_name and cluster.slot_of(pod.node_name) is not None:
+        return f"already assigned to {pod.node_name}: no scheduler places it"
+    skipped = _skip_reason(pod, cluster, framework)
+    if skipped is not None or framework is None:
+        return skipped or ""
+    with np.errstate(over="ignore"):
+        return explain_pod(framework, cluster, pod, nominated=nominated)
+
+
+def _framework_for(
+    pod: Pod, profiles: Mapping[str, Framework] | None, default: Framework | None
+) -> Framework | None:
+    return default if profiles is None else profiles.get(pod.scheduler_name)
+
+
 def _require_unique(values: Sequence[str], what: str) -> None:
+    # Two objects of one identity would share one slot in the cluster and be counted once.
     if len(set(values)) != len(values):
         raise ValueError(f"{what} must be unique")
 
@@ -161,43 +235,84 @@ def _with_uid(pod: Pod, origin: str) -> Pod:
 def _place(
     pod: Pod,
     cluster: ClusterState,
-    profiles: Mapping[str, Framework] | None,
-    default: Framework | None,
+    framework: Framework | None,
     search: SearchState,
     rng: random.Random,
+    *,
+    explain: bool,
 ) -> Placement:
-    if pod.node_name:
-        # kube-scheduler never sees a pod created with spec.nodeName: the kubelet of that
-        # node runs it. On a node that does not exist, nothing ever will.
-        if cluster.slot_of(pod.node_name) is None:
-            return Placement(pod, None, _unknown_node_message(pod.node_name))
+    if pod.node_name and cluster.slot_of(pod.node_name) is not None:
         cluster.add_pod(pod)
         return Placement(pod, pod.node_name, "already assigned")
-    if pod.is_terminal:
-        return Placement(pod, None, f"skipped: pod is {pod.phase}")
-    framework = default if profiles is None else profiles.get(pod.scheduler_name)
-    if framework is None:
-        return Placement(
-            pod, None, f"skipped: no profile serves schedulerName {pod.scheduler_name!r}"
-        )
-    if pod.terminating:
-        return Placement(pod, None, f"skip schedule deleting pod: {pod.key}")
-    gate = framework.run_pre_enqueue(pod)
-    if not gate.is_success:
-        return Placement(pod, None, gate.message)
+    skipped = _skip_reason(pod, cluster, framework)
+    if skipped is not None or framework is None:
+        return Placement(pod, None, skipped or "")
+    # Explained first, without PostFilter (whose tie-break would advance): the decision that
+    # follows is the one a run without --explain makes.
+    explanation = (
+        explain_pod(framework, cluster, pod, search=search, run_post_filter=False)
+        if explain
+        else None
+    )
     decision = schedule_one(framework, cluster, pod, search=search, rng=rng)
     if isinstance(decision, Scheduled):
         # Assume: account the pod on its node before the next decision.
         cluster.add_pod(pod.assigned_to(decision.node_name))
         return Placement(
-            pod, decision.node_name, f"Successfully assigned {pod.key} to {decision.node_name}"
+            pod,
+            decision.node_name,
+            f"Successfully assigned {pod.key} to {decision.node_name}",
+            explanation=explanation,
         )
     if isinstance(decision, SchedulingError):
-        return Placement(pod, None, decision.message)
+        return Placement(pod, None, decision.message, explanation=explanation)
+    if explanation is not None:
+        explanation = _with_preemption(explanation, framework, cluster, pod, decision)
     preemption = decision.post_filter
     if preemption is not None and preemption.nominated_node:
-        return Placement(pod, None, decision.message, preemption.nominated_node, preemption.victims)
-    return Placement(pod, None, decision.message)
+        return Placement(
+            pod,
+            None,
+            decision.message,
+            preemption.nominated_node,
+            preemption.victims,
+            explanation=explanation,
+        )
+    return Placement(pod, None, decision.message, explanation=explanation)
+
+
+def _with_preemption(
+    explanation: Explanation,
+    framework: Framework,
+    cluster: ClusterState,
+    pod: Pod,
+    decision: Unschedulable,
+) -> Explanation:
+    """The explanation with the decision's own PostFilter result and message."""
+    preemption = None
+    if decision.post_filter is not None:
+        preemption = explain_preemption(
+            framework, cluster, pod, decision.diagnosis, decision.post_filter
+        )
+    return replace(explanation, message=decision.message, preemption=preemption)
+
+
+def _skip_reason(pod: Pod, cluster: ClusterState, framework: Framework | None) -> str | None:
+    """Why the scheduler would not try `pod` (None when it would)."""
+    if pod.node_name:
+        # kube-scheduler never sees a pod created with spec.nodeName: the kubelet of that
+        # node runs it. On a node that does not exist, nothing ever will.
+        return _unknown_node_message(pod.node_name)
+    if pod.is_terminal:
+        return f"skipped: pod is {pod.phase}"
+    if framework is None:
+        return f"skipped: no profile serves schedulerName {pod.scheduler_name!r}"
+    if pod.terminating:
+        return f"skip schedule deleting pod: {pod.key}"
+    gate = framework.run_pre_enqueue(pod)
+    if not gate.is_success:
+        return gate.message
+    return None
 
 
 def _unknown_node_message(node_name: str) -> str:

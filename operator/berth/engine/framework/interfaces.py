@@ -101,6 +101,30 @@ class FilterDiagnosis:
             self.pending_plugins.add(status.plugin)
 
 
+@dataclass(frozen=True, slots=True)
+class ScoreBreakdown:
+    """Each scoring plugin's scores over the same nodes: rows follow `plugins`, columns the nodes.
+
+    `raw` is what Score returned, `normalized` what NormalizeScore made of it (the same when
+    the plugin does not normalize); the weighted sum of `normalized` is the node's total.
+    """
+
+    plugins: tuple[str, ...]
+    weights: NDArray[np.int64]
+    raw: NDArray[np.int64]
+    normalized: NDArray[np.int64]
+
+    @property
+    def weighted(self) -> NDArray[np.int64]:
+        weighted: NDArray[np.int64] = self.normalized * self.weights[:, np.newaxis]
+        return weighted
+
+    @property
+    def totals(self) -> Scores:
+        totals: Scores = self.weights @ self.normalized
+        return totals
+
+
 @runtime_checkable
 class PreEnqueuePlugin(Plugin, Protocol):
     def pre_enqueue(self, pod: Pod) -> Status: ...

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from berth.engine.cluster import NodeSlots
 from berth.engine.framework.building import assemble
@@ -37,6 +38,7 @@ from berth.engine.framework.interfaces import (
     PreScorePlugin,
     QueueSortPlugin,
     ReservePlugin,
+    ScoreBreakdown,
     ScorePlugin,
     Scores,
 )
@@ -253,6 +255,39 @@ class Framework:
 
     def run_score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Scores | Status:
         """Weighted total per node, or an error status naming the plugin at fault."""
+        scored = self._score_matrix(state, pod, slots, raw=None)
+        if isinstance(scored, Status):
+            return scored
+        matrix, _names, weights = scored
+        if not weights:
+            return np.zeros(slots.size, dtype=np.int64)
+        total: Scores = np.asarray(weights, dtype=np.int64) @ matrix
+        return total
+
+    def score_breakdown(
+        self, state: CycleState, pod: Pod, slots: NodeSlots
+    ) -> ScoreBreakdown | Status:
+        """What `run_score` sums, plugin by plugin: raw, normalized and weighted scores per node.
+
+        For explanations; the scheduling cycle calls `run_score`, which keeps no raw copies.
+        """
+        raw: list[Scores] = []
+        scored = self._score_matrix(state, pod, slots, raw=raw)
+        if isinstance(scored, Status):
+            return scored
+        matrix, names, weights = scored
+        return ScoreBreakdown(
+            plugins=tuple(names),
+            weights=np.asarray(weights, dtype=np.int64),
+            raw=np.asarray(raw, dtype=np.int64).reshape(len(names), slots.size),
+            normalized=matrix,
+        )
+
+    def _score_matrix(
+        self, state: CycleState, pod: Pod, slots: NodeSlots, *, raw: list[Scores] | None
+    ) -> tuple[NDArray[np.int64], list[str], list[int]] | Status:
+        """Each scoring plugin's normalized row (skipped plugins left out), range-checked;
+        with `raw`, each plugin's scores before normalizing are appended to it."""
         matrix = np.empty((len(self._scoring), slots.size), dtype=np.int64)
         weights: list[int] = []
         scored: list[str] = []
@@ -268,6 +303,8 @@ class Framework:
             if timer:
                 timer.plugin_done(plugin.name, "Score", "Success", started)
                 started = timer.clock()
+            if raw is not None:
+                raw.append(np.array(scores, dtype=np.int64))  # a copy: normalizing may reuse it
             if normalizes:
                 try:
                     scores = plugin.normalize_scores(state, pod, slots, scores)
@@ -278,11 +315,9 @@ class Framework:
             matrix[len(weights)] = scores
             weights.append(weight)
             scored.append(plugin.name)
-        if not weights:
-            return np.zeros(slots.size, dtype=np.int64)
         matrix = matrix[: len(weights)]
         # One range check over all plugins at once: as unsigned, a negative score is huge too.
-        if int(matrix.view(np.uint64).max()) > MAX_NODE_SCORE:
+        if weights and int(matrix.view(np.uint64).max()) > MAX_NODE_SCORE:
             for row, name in enumerate(scored):
                 out_of_range = (matrix[row] > MAX_NODE_SCORE) | (matrix[row] < MIN_NODE_SCORE)
                 if out_of_range.any():
@@ -291,8 +326,7 @@ class Framework:
                         f'plugin "{name}" returns an invalid score {bad}, it should in the range '
                         f"of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                     )
-        total: Scores = np.asarray(weights, dtype=np.int64) @ matrix
-        return total
+        return matrix, scored, weights
 
     @property
     def has_score_plugins(self) -> bool:
