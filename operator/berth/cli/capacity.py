@@ -51,7 +51,11 @@ def register(subparsers: Any) -> None:
     )
     add_input_arguments(parser)
     parser.add_argument(
-        "--pod", required=True, type=Path, help="YAML holding the one Pod to replicate"
+        "--pod",
+        required=True,
+        type=Path,
+        help="YAML holding the one Pod to replicate, or one Deployment, ReplicaSet, StatefulSet "
+        "or Job (one of its pods is replicated)",
     )
     parser.add_argument(
         "--max",
@@ -67,9 +71,23 @@ def register(subparsers: Any) -> None:
 
 
 def _the_pod(path: Path, inputs: SimulationInput) -> Pod:
-    if len(inputs.pods) != 1:
-        raise InputError(f"{path}: expected exactly one Pod, found {len(inputs.pods)}")
-    pod = inputs.pods[0]
+    """The pattern to replicate: the one Pod of the file, or one pod of its one workload (a
+    workload's pods share its template, so any of them will do)."""
+    pods = inputs.pods
+    controllers = {pod.controller() for pod in pods}
+    one_workload = len(controllers) == 1 and None not in controllers
+    if not pods or (len(pods) > 1 and not one_workload):
+        raise InputError(
+            f"{path}: expected one Pod or one Deployment, ReplicaSet, StatefulSet or Job "
+            f"creating pods, found {len(pods)} pod(s)"
+        )
+    pod = pods[0]
+    owner = pod.controller()
+    if owner is not None and owner.kind == "DaemonSet":
+        raise InputError(
+            f"{path}: DaemonSet {brief_name(owner.name)}: runs one pod on each eligible node, "
+            "so it has no replicas to count"
+        )
     if pod.node_name:
         # Copies would all be "already assigned" without a scheduler deciding anything.
         raise InputError(

@@ -178,9 +178,10 @@ def test_a_pod_higher_than_bound_ones_reports_the_preemption_it_would_need(
     [
         (
             [make_pod("a").obj(), make_pod("b").obj()],
-            "pod.yaml: expected exactly one Pod, found 2",
+            "pod.yaml: expected one Pod or one Deployment, ReplicaSet, StatefulSet or Job "
+            "creating pods, found 2 pod(s)",
         ),
-        ([], "pod.yaml: expected exactly one Pod, found 0"),
+        ([], "creating pods, found 0 pod(s)"),
         (
             [make_pod("pinned").node("n1").obj()],
             "pod.yaml: Pod default/pinned: spec.nodeName: must be empty",
@@ -209,3 +210,37 @@ def test_negative_max_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as stopped:
         berth("capacity", "--nodes", nodes, "--pod", pod, "--max", "-1")
     assert stopped.value.code == 2
+
+
+def _deployment(name: str, *, replicas: int, cpu: str) -> dict[str, Any]:
+    template = make_pod(name).label("app", name).req(cpu=cpu).obj()
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": template["metadata"], "spec": template["spec"]},
+        },
+    }
+
+
+def test_a_workload_is_counted_by_its_pod_template(tmp_path: Path) -> None:
+    nodes = write(tmp_path / "nodes.yaml", *_nodes(2, cpu="4", memory="8Gi", pods=110))
+    # Three replicas in the file, but capacity asks how many pods of the template fit.
+    pod = write(tmp_path / "web.yaml", _deployment("web", replicas=3, cpu="1"))
+    document = berth("capacity", "--nodes", nodes, "--pod", pod, "--output", "json").json()
+    assert document["fit"] == 8
+    assert document["stop"]["reason"] == "Unschedulable"
+    assert document["stop"]["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
+
+
+def test_a_daemon_set_has_no_replicas_to_count(tmp_path: Path) -> None:
+    nodes = write(tmp_path / "nodes.yaml", *_nodes(1))
+    daemon = _deployment("agent", replicas=1, cpu="1")
+    daemon["kind"] = "DaemonSet"
+    del daemon["spec"]["replicas"]
+    outcome = berth("capacity", "--nodes", nodes, "--pod", write(tmp_path / "ds.yaml", daemon))
+    assert outcome.code == 2
+    assert "DaemonSet agent: runs one pod on each eligible node" in outcome.err
