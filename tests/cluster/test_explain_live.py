@@ -14,6 +14,7 @@ import pytest
 
 from berth.cli.main import main
 from berth.controlplane import LocalControlPlane
+from berth.controlplane.berth_process import BerthReplica
 from berth.controlplane.processes import ManagedProcess
 from tests.cluster.helpers import (
     DEFAULT_SCHEDULER,
@@ -39,7 +40,10 @@ def _explain(plane: LocalControlPlane, target: str) -> dict[str, Any]:
 
 
 def test_a_pending_pod_gets_the_reference_schedulers_message(
-    control_plane: LocalControlPlane, kube_scheduler: ManagedProcess, namespace: str
+    control_plane: LocalControlPlane,
+    kube_scheduler: ManagedProcess,
+    berth: BerthReplica,  # Berth's profiles exist in the cluster, serving other schedulerNames
+    namespace: str,
 ) -> None:
     group = make_nodes(control_plane, 2, allocatable={"cpu": "2", "memory": "4Gi", "pods": "110"})
     create(
@@ -50,6 +54,11 @@ def test_a_pending_pod_gets_the_reference_schedulers_message(
     message = wait_unschedulable(control_plane, namespace, "too-big", timeout=60)
     answer = _explain(control_plane, f"{namespace}/too-big")
     assert answer["message"] == message
+    assert any(
+        note.startswith("no SchedulerProfile of the cluster serves schedulerName")
+        and "default profile" in note
+        for note in answer["notes"]
+    )
     assert answer["feasibleNodes"] == 0
     histogram: Counter[str] = Counter()
     for group_of_nodes in answer["rejections"]:
@@ -60,7 +69,10 @@ def test_a_pending_pod_gets_the_reference_schedulers_message(
 
 
 def test_a_bound_pods_node_is_in_its_tie_set(
-    control_plane: LocalControlPlane, kube_scheduler: ManagedProcess, namespace: str
+    control_plane: LocalControlPlane,
+    kube_scheduler: ManagedProcess,
+    berth: BerthReplica,
+    namespace: str,
 ) -> None:
     group = make_nodes(control_plane, 3, allocatable={"cpu": "4", "memory": "8Gi", "pods": "110"})
     create(control_plane, namespace, pod_body("web", group, scheduler=DEFAULT_SCHEDULER))

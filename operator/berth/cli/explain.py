@@ -138,9 +138,18 @@ def _explain_live(args: argparse.Namespace) -> tuple[Pod, Explanation | str] | N
         return None
     snapshot = live.snapshot
     warnings = list(snapshot.warnings)
+    notes: list[str] = []
     if profiles is None and snapshot.profile_documents:
-        # Without --profile, the profiles the cluster's Berth serves (as --from-cluster does).
-        profiles = cluster_profiles(snapshot.profile_documents, registry, warnings) or None
+        # Without --profile, the profile the cluster's Berth serves for this pod, if any (read as
+        # --from-cluster reads them); a pod of another scheduler gets kube-scheduler's default.
+        served = cluster_profiles(snapshot.profile_documents, registry, warnings)
+        if live.pod.scheduler_name in served:
+            profiles = served
+        else:
+            notes.append(
+                f"no SchedulerProfile of the cluster serves schedulerName "
+                f"{live.pod.scheduler_name!r}: explained with kube-scheduler's default profile"
+            )
     for warning in warnings:
         _say(f"warning: {warning}")
     default = None if profiles is not None else build_framework(default_profile_config(), registry)
@@ -155,7 +164,10 @@ def _explain_live(args: argparse.Namespace) -> tuple[Pod, Explanation | str] | N
         workloads=snapshot.workloads,
         nominated=live.nominated,
     )
-    if live.bound_to and isinstance(answer, Explanation):
-        note = f"bound to {live.bound_to}; explained as if pending again, without itself there"
-        answer = replace(answer, notes=(*answer.notes, note))
+    if live.bound_to:
+        notes.append(
+            f"bound to {live.bound_to}; explained as if pending again, without itself there"
+        )
+    if notes and isinstance(answer, Explanation):
+        answer = replace(answer, notes=(*answer.notes, *notes))
     return live.pod, answer
