@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any, TypeVar
 import yaml
 
 from berth.cli.input_files import InputError
+from berth.cli.progress import listing_progress
 from berth.cli.simulate_input import (
     SimulationInput,
     load_pods,
@@ -197,12 +199,26 @@ def _workloads(kind: str, raws: list[dict[str, Any]], warnings: list[str]) -> li
     return found
 
 
-async def read_snapshot(session: ApiSession) -> ClusterSnapshot:
-    """List everything once; ApiError/ApiTransportError when nodes or pods cannot be listed."""
+async def read_snapshot(
+    session: ApiSession, *, progress: Callable[[int, int], None] | None = None
+) -> ClusterSnapshot:
+    """List everything once; ApiError/ApiTransportError when nodes or pods cannot be listed.
+    `progress` is told (collections listed, collections in all) as the listing goes."""
     warnings: list[str] = []
+    listed = 0
+    collections = 5 + len(WORKLOAD_PATHS)  # nodes, pods, budgets, namespaces, profiles, workloads
+
+    def one_more() -> None:
+        nonlocal listed
+        listed += 1
+        if progress is not None:
+            progress(listed, collections)
+
     nodes = _readable(Node.from_dict, await _list(session, NODES), warnings)
+    one_more()
     live = {"fieldSelector": "status.phase!=Succeeded,status.phase!=Failed"}
     pods = _readable(Pod.from_dict, await _list(session, PODS, params=live), warnings)
+    one_more()
     node_names = {node.name for node, _ in nodes}
     bound = []
     nominated: dict[str, list[Pod]] = {}
@@ -221,16 +237,20 @@ async def read_snapshot(session: ApiSession) -> ClusterSnapshot:
         bound.append((pod, raw))
     no_budgets = "preemption sees no PodDisruptionBudget"
     pdb_raws = await _list_optional(session, PDBS, warnings, consequence=no_budgets) or []
+    one_more()
     no_labels = "affinity namespaceSelectors match no namespace"
     namespace_raws = await _list_optional(session, NAMESPACES, warnings, consequence=no_labels)
+    one_more()
     workloads = []
     for kind, path in WORKLOAD_PATHS.items():
         no_defaults = f"topology spread system defaults ignore {kind}s"
         raws = await _list_optional(session, path, warnings, consequence=no_defaults)
+        one_more()
         workloads.extend(_workloads(kind, raws or [], warnings))
     profiles = await _list_optional(
         session, PROFILES, warnings, consequence="kube-scheduler's default profile is used"
     )
+    one_more()
     pdbs = _readable(PodDisruptionBudget.from_dict, pdb_raws, warnings)
     return ClusterSnapshot(
         nodes=[node for node, _ in nodes],
@@ -333,7 +353,12 @@ def load_cluster_input(
             "PodDisruptionBudgets come from the cluster)"
         )
     profiles = load_profiles(args.profile, registry=registry) if args.profile else None
-    snapshot = read_live(kubeconfig_path(args.kubeconfig), args.context, read_snapshot)
+    progress = listing_progress(sys.stderr)
+    snapshot = read_live(
+        kubeconfig_path(args.kubeconfig),
+        args.context,
+        lambda session: read_snapshot(session, progress=progress),
+    )
     if args.snapshot_to is not None:
         try:
             write_snapshot(args.snapshot_to, snapshot)

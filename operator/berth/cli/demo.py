@@ -4,13 +4,15 @@ Starts etcd + kube-apiserver (built from the Kubernetes Go modules, cached), ins
 the CRDs and manifests, runs one Berth replica under its ServiceAccount, creates a few
 hundred simulated nodes across three zones and a mixed workload, shows progress, and
 ends with a summary: pods bound, pods left pending with their reasons, and per-zone
-CPU utilisation. Everything is stopped afterwards.
+CPU utilisation. Everything is stopped afterwards; with --keep-running, only after Ctrl-C, so
+that the live cluster can be asked about (`berth explain`, `berth simulate --from-cluster`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 import time
 from collections import Counter
@@ -37,6 +39,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--nodes", type=int, default=300)
     parser.add_argument("--pods", type=int, default=600, help="approximate size of the workload")
+    parser.add_argument(
+        "--keep-running",
+        action="store_true",
+        help="after the summary, keep the cluster and Berth up until Ctrl-C (or SIGTERM) and say "
+        "how to ask about it (its kubeconfig, a `berth explain` command for a pending pod)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -165,6 +173,27 @@ async def _progress(plane: LocalControlPlane, namespace: str, total: int) -> lis
             await asyncio.sleep(0.5)
 
 
+def _stay_up(plane: LocalControlPlane, pods: list[dict[str, Any]]) -> None:
+    """Say how to reach the cluster, then wait for Ctrl-C or SIGTERM (both end in cleanup)."""
+    pending = [pod for pod in pods if not pod["spec"].get("nodeName")]
+    example = (pending or pods)[0]["metadata"]
+    print("The cluster stays up until Ctrl-C. From another shell:")
+    print(f"  export KUBECONFIG={plane.admin_kubeconfig}")
+    print(f"  berth explain {example['namespace']}/{example['name']}", flush=True)
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        while True:
+            signal.pause()
+    except KeyboardInterrupt:
+        print("Stopping ...", flush=True)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _summary(plane: LocalControlPlane, pods: list[dict[str, Any]]) -> str:
     nodes = plane.request("GET", "/api/v1/nodes")["items"]
     zone_of = {
@@ -228,6 +257,8 @@ def run(args: argparse.Namespace) -> int:
             )
             pods = asyncio.run(_progress(plane, namespace, total))
             print(_summary(plane, pods))
+            if args.keep_running:
+                _stay_up(plane, pods)
         except Exception:
             print(replica.log_tail(), file=sys.stderr)
             raise

@@ -8,11 +8,13 @@ off its node, so that "why did it go there?" has an answer.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from berth.cli.cluster_snapshot import ClusterSnapshot, read_live, read_snapshot
 from berth.cli.input_files import InputError
+from berth.cli.progress import listing_progress
 from berth.engine.errors import InvalidObjectError
 from berth.engine.model.pod import Pod
 from berth.kube.api import ApiError, ApiSession
@@ -49,7 +51,7 @@ def read_cluster(kubeconfig: Path, *, namespace: str, name: str) -> LiveCluster:
             raw_pod = await session.get_json(f"/api/v1/namespaces/{namespace}/pods/{name}")
         except ApiError as error:
             raise InputError(f"pod {namespace}/{name}: {error}") from None
-        return raw_pod, await read_snapshot(session)
+        return raw_pod, await read_snapshot(session, progress=listing_progress(sys.stderr))
 
     raw_pod, snapshot = read_live(kubeconfig, None, read)
     try:

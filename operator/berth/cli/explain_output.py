@@ -157,6 +157,16 @@ def _examples(examples: tuple[str, ...], count: int) -> str:
     return ", ".join(examples) + (", ..." if count > len(examples) else "")
 
 
+# A tie set can hold thousands of nodes; a table names a few (the JSON has them all).
+TIE_SET_SHOWN = 10
+
+
+def _listed(names: Sequence[str]) -> str:
+    if len(names) <= TIE_SET_SHOWN:
+        return ", ".join(names)
+    return f"{', '.join(names[:TIE_SET_SHOWN])}, ... ({len(names)} nodes in all)"
+
+
 def _scores(explanation: Explanation, *, top: int) -> list[str]:
     if not explanation.ranking:
         return []
@@ -164,7 +174,7 @@ def _scores(explanation: Explanation, *, top: int) -> list[str]:
     lines = [
         "",
         f"Score: {explanation.feasible_count} feasible node(s), top {len(shown)}; "
-        f"the scheduler picks at random among: {', '.join(explanation.tie_set)}",
+        f"the scheduler picks at random among: {_listed(explanation.tie_set)}",
         "  (plugins that skipped this pod at PreScore are left out)",
     ]
     rows = [("RANK", "NODE", "TOTAL", "PLUGIN", "RAW", "NORMALIZED", "WEIGHT", "WEIGHTED")]

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-__all__ = ["LONG_RUN", "TerminalProgress", "terminal_progress"]
+__all__ = ["LONG_RUN", "TerminalProgress", "listing_progress", "terminal_progress"]
 
 LONG_RUN = 500  # up to this many items finish before anyone wonders
 STEP_FRACTION = 0.05
@@ -60,6 +60,14 @@ def terminal_progress(
     if total <= LONG_RUN or not _is_terminal(stream):
         return None
     return TerminalProgress(stream, verb=verb, noun=noun)
+
+
+def listing_progress(stream: TextIO) -> TerminalProgress | None:
+    """Progress of reading a cluster (collection by collection), on a terminal only: the API
+    server may take seconds per collection of a large cluster."""
+    if not _is_terminal(stream):
+        return None
+    return TerminalProgress(stream, verb="listed", noun="kinds of object from the cluster")
 
 
 def _is_terminal(stream: TextIO) -> bool:
