@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from berth.cli.input_files import InputError
-from berth.cli.offline_input import EXIT_BAD_INPUT, add_input_arguments, read_input, say
+from berth.cli.offline_input import (
+    EXIT_BAD_INPUT,
+    add_input_arguments,
+    read_input,
+    say,
+    whole_number,
+)
 from berth.cli.simulate_input import SimulationInput
 from berth.cli.simulate_output import emit, printable
 from berth.engine.model.parsing import brief, brief_name
@@ -26,16 +32,6 @@ from berth.scheduling.simulator import Simulation
 __all__ = ["register", "run"]
 
 DEFAULT_MAX = 10_000
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
-    return value
 
 
 def register(subparsers: Any) -> None:
@@ -59,7 +55,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--max",
-        type=_non_negative,
+        type=whole_number(0),
         default=DEFAULT_MAX,
         help=f"stop counting after this many copies fit (default {DEFAULT_MAX})",
     )

@@ -11,6 +11,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
+from berth.cli.offline_input import whole_number
 from berth.cli.simulate_output import printable
 from berth.engine.explain import Explanation, PreemptionExplanation
 
@@ -20,20 +21,10 @@ DEFAULT_TOP = 5
 SHOWN_CANDIDATES = 10
 
 
-def _at_least_one(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def add_top_argument(parser: argparse.ArgumentParser, *, help_prefix: str = "") -> None:
     parser.add_argument(
         "--top",
-        type=_at_least_one,
+        type=whole_number(1),
         default=DEFAULT_TOP,
         help=f"{help_prefix}scored nodes to show (default: %(default)s)",
     )

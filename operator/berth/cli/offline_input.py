@@ -24,7 +24,14 @@ from berth.engine.framework.runtime import Framework, build_framework
 from berth.engine.registry import Registry
 from berth.profiles import default_profile_config, plugin_registry
 
-__all__ = ["EXIT_BAD_INPUT", "OfflineInput", "add_input_arguments", "read_input", "say"]
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "OfflineInput",
+    "add_input_arguments",
+    "read_input",
+    "say",
+    "whole_number",
+]
 
 EXIT_BAD_INPUT = 2
 
@@ -44,6 +51,22 @@ class OfflineInput:
         if self.inputs.profiles is not None:
             return None
         return build_framework(default_profile_config(), self.registry)
+
+
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least `minimum`, refused naming the rule."""
+    rule = "must not be negative" if minimum == 0 else f"must be at least {minimum}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{rule}, got {value}")
+        return value
+
+    return parse
 
 
 def add_input_arguments(

@@ -49,7 +49,8 @@ def test_apiserver_command_names_only_files_under_the_run_directory(tmp_path: Pa
 
 def test_a_killed_process_starts_again_with_the_same_command_and_log(tmp_path: Path) -> None:
     log = tmp_path / "child.log"
-    script = "import sys, time; print('up', flush=True); time.sleep(60)"
+    # Runs until it is signalled: no timer of its own.
+    script = "import signal; print('up', flush=True); signal.pause()"
     process = ManagedProcess("child", [sys.executable, "-c", script], log_path=log)
     process.start()
     try:
@@ -70,7 +71,7 @@ def test_a_killed_process_starts_again_with_the_same_command_and_log(tmp_path: P
 
 def test_starting_a_running_process_again_is_refused(tmp_path: Path) -> None:
     process = ManagedProcess(
-        "child", [sys.executable, "-c", "import time; time.sleep(60)"], log_path=tmp_path / "log"
+        "child", [sys.executable, "-c", "import signal; signal.pause()"], log_path=tmp_path / "log"
     )
     process.start()
     try:
