@@ -1,0 +1,197 @@
+"""Device selectors: Kubernetes' CEL environment for DRA, compiled once, evaluated per device.
+
+DeviceClasses and ResourceClaims select devices with CEL expressions over one variable,
+`device` (`driver`, `allowMultipleAllocations`, `attributes[domain][name]`,
+`capacity[domain][name]`), plus the quantity and semver libraries. kube-scheduler compiles each
+expression once and evaluates it per candidate device; a failure is not "no match" but an
+error that aborts the pod's scheduling attempt with a message naming the claim or class, the
+selector and the device. This module gives the allocator the same: `compile_selector` (cached
+by text), `CompiledSelector.matches`, and `CelError.report` for the message.
+
+Like upstream, looking up a domain nobody published gives an empty map, so a missing attribute
+fails as "no such key: <name>" whether its domain or only its name is missing, and `has()` and
+optional chaining (`.?name.orValue(...)`) work on both.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from cel_expr_python import cel
+from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
+
+from berth.engine.dra.cel_device import (
+    AttributeValue,
+    CapacityValue,
+    DeviceView,
+    split_qualified_name,
+)
+from berth.engine.dra.cel_library import (
+    DESCRIPTOR_POOL,
+    FUNCTIONS,
+    quantity_message,
+    semver_message,
+)
+from berth.engine.dra.cel_quantity import amount_of
+from berth.engine.dra.cel_semver import Semver
+from berth.engine.dra.cel_source import check_device_fields, literal_domains
+
+__all__ = ["CelError", "CompiledSelector", "compile_selector"]
+
+_DEVICE_FIELDS = frozenset(("driver", "allowMultipleAllocations", "attributes", "capacity"))
+# kube-scheduler's hint after a failed lookup of a missing attribute (cel.EnhanceRuntimeError).
+_MISSING_KEY_HINT = (
+    ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check"
+    " with has() for optional fields"
+)
+# cel-go's words for cel-cpp's runtime errors, as kube-scheduler reports them.
+_RUNTIME_ERRORS = (
+    (
+        re.compile(r'NOT_FOUND: Key not found in map : "(?P<key>.*)"', re.DOTALL),
+        "no such key: {key}",
+    ),
+    (re.compile(r"\w+: No matching overloads found.*", re.DOTALL), "no such overload"),
+    (re.compile(r"\w+: divide by zero"), "division by zero"),
+    (re.compile(r"\w+: (?P<rest>.*)", re.DOTALL), "{rest}"),
+)
+# How cel-go words a non-bool result it cannot convert (CompilationResult.DeviceMatches).
+_NOT_BOOL = {
+    "STRING": "unsupported native conversion from string to 'bool'",
+    "INT": "unsupported type conversion from 'int' to bool",
+    "UINT": "unsupported type conversion from 'uint' to bool",
+    "DOUBLE": "type conversion error from Double to 'bool'",
+    "BYTES": "type conversion error from Bytes to 'bool'",
+    "NULL": "type conversion error from 'null_type' to 'bool'",
+}
+
+
+class CelError(Exception):
+    """A selector failed to compile or to evaluate; `detail` is CEL's message, as upstream's."""
+
+    def __init__(self, kind: Literal["compile", "runtime"], detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+    def report(self, *, owner: str, selector_index: int, device_id: str) -> str:
+        """kube-scheduler's message for this failure of the selector at `selector_index`.
+
+        `owner` is "claim <namespace>/<name>" or "class <name>"; `device_id` is
+        "<driver>/<pool>/<device>" (unused for compile errors, which name no device).
+        """
+        if self.kind == "compile":
+            return f"{owner}: selector #{selector_index}: CEL compile error: {self.detail}"
+        return (
+            f"{owner}: selector #{selector_index} on device {device_id}: "
+            f"CEL runtime error: {self.detail}"
+        )
+
+
+def _status_text(error: str) -> str:
+    """cel-cpp's compile error without the status code around it (cel-go prints the rest alike)."""
+    return re.sub(r"^\w+: |\s*\[\w+\]$", "", error)
+
+
+def _runtime_detail(error: str) -> str:
+    for pattern, template in _RUNTIME_ERRORS:
+        match = pattern.fullmatch(error)
+        if match:
+            detail = template.format(**match.groupdict())
+            return detail + _MISSING_KEY_HINT if detail.startswith("no such key:") else detail
+    return error
+
+
+@functools.cache
+def _environment() -> cel.Env:
+    return cel.NewEnv(
+        DESCRIPTOR_POOL,
+        variables={"device": cel.Type.DYN},
+        extensions=[
+            ext_bindings.ExtBindings(),
+            ext_optional.ExtOptional(),
+            ext_strings.ExtStrings(),
+        ],
+        functions=FUNCTIONS,
+    )
+
+
+def _attribute(value: AttributeValue) -> Any:
+    return semver_message(value) if isinstance(value, Semver) else value
+
+
+def _capacity(value: CapacityValue) -> Any:
+    return quantity_message(amount_of(value))
+
+
+def _by_domain(
+    values: Mapping[str, Any], *, driver: str, convert: Any, empty_domains: frozenset[str]
+) -> dict[str, dict[str, Any]]:
+    """Values by domain, then name; `empty_domains` stand for upstream's lookup default."""
+    grouped: dict[str, dict[str, Any]] = {}
+    for name, value in values.items():
+        domain, identifier = split_qualified_name(name, driver=driver)
+        grouped.setdefault(domain, {})[identifier] = convert(value)
+    for domain in empty_domains:
+        grouped.setdefault(domain, {})
+    return grouped
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledSelector:
+    """One compiled selector expression; `matches` evaluates it for a device."""
+
+    expression: str
+    _program: Any
+    # Domains the expression looks up by a literal key: a device lacking one gets an empty
+    # map there, so a lookup fails on the attribute's name, as upstream's default map does.
+    _domains: frozenset[str]
+    # Whether it looks up a domain by a computed key (`device.attributes[device.driver]`).
+    _computed_domain: bool
+
+    def matches(self, device: DeviceView) -> bool:
+        """Whether the device is selected; raises `CelError` if the evaluation fails."""
+        empty = self._domains | {device.driver} if self._computed_domain else self._domains
+        data = {
+            "driver": device.driver,
+            "allowMultipleAllocations": device.allow_multiple_allocations,
+            "attributes": _by_domain(
+                device.attributes, driver=device.driver, convert=_attribute, empty_domains=empty
+            ),
+            "capacity": _by_domain(
+                device.capacity, driver=device.driver, convert=_capacity, empty_domains=empty
+            ),
+        }
+        result = self._program.eval(data={"device": data})
+        kind = result.type().name()
+        if kind == "BOOL":
+            return bool(result.value())
+        if kind == "ERROR":
+            raise CelError("runtime", _runtime_detail(str(result.value())))
+        conversion = _NOT_BOOL.get(kind, f"unsupported native conversion to 'bool' from {kind}")
+        raise CelError(
+            "runtime",
+            f"CEL result of type {kind.lower()} could not be converted to bool: {conversion}",
+        )
+
+
+@functools.lru_cache(maxsize=1024)
+def compile_selector(expression: str) -> CompiledSelector:
+    """Compile a device selector once (cached by its text); raises `CelError` if it is invalid."""
+    try:
+        program = _environment().compile(expression)
+    except RuntimeError as error:
+        raise CelError("compile", "compilation failed: " + _status_text(str(error))) from None
+    undefined = check_device_fields(expression, _DEVICE_FIELDS)
+    if undefined:
+        raise CelError("compile", "compilation failed: " + undefined)
+    returns = program.return_type().name()
+    if returns not in ("BOOL", "DYN"):
+        raise CelError(
+            "compile", f"must evaluate to bool or the unknown type, not {returns.lower()}"
+        )
+    domains, computed = literal_domains(expression)
+    return CompiledSelector(expression, program, domains, computed)
