@@ -284,6 +284,10 @@ class NodeBuilder:
         self._raw["spec"]["unschedulable"] = value
         return self
 
+    def declared_features(self, *features: str) -> NodeBuilder:
+        self._raw["status"]["declaredFeatures"] = list(features)
+        return self
+
     def image(self, size_bytes: int, *names: str) -> NodeBuilder:
         self._raw["status"].setdefault("images", []).append(
             {"names": list(names), "sizeBytes": size_bytes}

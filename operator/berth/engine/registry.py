@@ -31,6 +31,7 @@ _IN_TREE_MODULES: Mapping[str, str] = {
     names.NODE_RESOURCES_BALANCED_ALLOCATION: "berth.engine.plugins.balanced_allocation",
     names.IMAGE_LOCALITY: "berth.engine.plugins.image_locality",
     names.DEFAULT_BINDER: "berth.engine.plugins.default_binder",
+    names.NODE_DECLARED_FEATURES: "berth.engine.plugins.node_declared_features",
 }
 
 

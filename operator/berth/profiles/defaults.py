@@ -29,6 +29,7 @@ DEFAULT_MULTI_POINT = PluginSet(
         PluginRef(names.NODE_RESOURCES_BALANCED_ALLOCATION, 1),
         PluginRef(names.IMAGE_LOCALITY, 1),
         PluginRef(names.DEFAULT_BINDER),
+        PluginRef(names.NODE_DECLARED_FEATURES),
     )
 )
 

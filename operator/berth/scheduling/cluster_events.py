@@ -25,6 +25,8 @@ def node_update_event(old: Node, new: Node) -> ClusterEvent | None:
         action |= Action.UPDATE_NODE_UNSCHEDULABLE
     if old.images != new.images:
         action |= Action.UPDATE_NODE_ANNOTATION
+    if old.declared_features != new.declared_features:
+        action |= Action.UPDATE_NODE_DECLARED_FEATURE
     if not action:
         return None
     return ClusterEvent(Resource.NODE, action, "NodeUpdate")

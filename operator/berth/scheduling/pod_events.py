@@ -41,6 +41,7 @@ _ACTION_NAMES: dict[Action, str] = {
     Action.UPDATE_NODE_CONDITION: "UpdateNodeCondition",
     Action.UPDATE_NODE_ANNOTATION: "UpdateNodeAnnotation",
     Action.UPDATE_NODE_UNSCHEDULABLE: "UpdateNodeUnschedulable",
+    Action.UPDATE_NODE_DECLARED_FEATURE: "UpdateNodeDeclaredFeature",
     Action.UPDATE_POD_LABEL: "UpdatePodLabel",
     Action.UPDATE_POD_SCALE_DOWN: "UpdatePodScaleDown",
     Action.UPDATE_POD_TOLERATIONS: "UpdatePodToleration",

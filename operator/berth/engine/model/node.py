@@ -50,6 +50,8 @@ class Node:
     images: tuple[ContainerImage, ...]
     uid: str = ""
     resource_version: str = ""
+    # status.declaredFeatures: the features its kubelet implements (NodeDeclaredFeatures).
+    declared_features: tuple[str, ...] = ()
 
     @classmethod
     def from_dict(cls, raw: RawObject) -> Node:
@@ -119,4 +121,10 @@ def _parse_node(raw: RawObject) -> Node:
         images=tuple(images),
         uid=as_str(metadata.get("uid"), "metadata.uid"),
         resource_version=as_str(metadata.get("resourceVersion"), "metadata.resourceVersion"),
+        declared_features=tuple(
+            as_str(feature, f"status.declaredFeatures[{index}]")
+            for index, feature in enumerate(
+                as_list(status.get("declaredFeatures"), "status.declaredFeatures")
+            )
+        ),
     )

@@ -21,6 +21,7 @@ from berth.engine.model.labels import (
     parse_node_selector_term,
 )
 from berth.engine.model.node import Taint, TaintEffect
+from berth.engine.model.node_features import required_node_features
 from berth.engine.model.parsing import (
     RawObject,
     as_int,
@@ -193,6 +194,8 @@ class Pod:
     # Every resource named in a container's or init container's requests or limits, even
     # at zero: what decides whether an extender managing resources is interested.
     container_resource_names: frozenset[str] = frozenset()
+    # Features a node must declare (status.declaredFeatures) to run this pod.
+    required_node_features: frozenset[str] = frozenset()
 
     @property
     def key(self) -> str:
@@ -655,6 +658,7 @@ def _parse_pod(raw: RawObject) -> Pod:
         container_resource_names=frozenset(
             name for _, requests in (*containers, *init_containers) for name in requests.requests
         ),
+        required_node_features=required_node_features(spec),
     )
 
 
