@@ -33,7 +33,9 @@ FEATURE = "RestartAllContainersOnContainerExits"
 
 
 def restarting_all(name: str, group: str, *, scheduler: str | None = None) -> dict[str, Any]:
-    body = pod_body(name, group) if scheduler is None else pod_body(name, group, scheduler=scheduler)
+    body = (
+        pod_body(name, group) if scheduler is None else pod_body(name, group, scheduler=scheduler)
+    )
     container = body["spec"]["containers"][0]
     container["restartPolicy"] = "Never"
     container["restartPolicyRules"] = [
@@ -42,11 +44,25 @@ def restarting_all(name: str, group: str, *, scheduler: str | None = None) -> di
     return body
 
 
+def create_pair(plane: LocalControlPlane, namespace: str, group: str) -> None:
+    """The same pod twice: "ours" for Berth, "theirs" for kube-scheduler."""
+    create(
+        plane,
+        namespace,
+        restarting_all("ours", group),
+        restarting_all("theirs", group, scheduler=DEFAULT_SCHEDULER),
+    )
+
+
 def declare(plane: LocalControlPlane, group: str, kind: str, *features: str) -> None:
     for node in list_all(plane, "/api/v1/nodes", labelSelector=f"test-group={group}"):
         name = node["metadata"]["name"]
         if node_kind(name, group) == kind:
-            patch(plane, f"/api/v1/nodes/{name}/status", {"status": {"declaredFeatures": list(features)}})
+            patch(
+                plane,
+                f"/api/v1/nodes/{name}/status",
+                {"status": {"declaredFeatures": list(features)}},
+            )
 
 
 def test_pod_goes_only_to_nodes_declaring_the_feature(
@@ -56,12 +72,7 @@ def test_pod_goes_only_to_nodes_declaring_the_feature(
     make_nodes(control_plane, 1, group=group, kind="new")
     declare(control_plane, group, "new", FEATURE)
     wait_berth_sees_all_nodes(control_plane, berth)
-    create(
-        control_plane,
-        namespace,
-        restarting_all("ours", group),
-        restarting_all("theirs", group, scheduler=DEFAULT_SCHEDULER),
-    )
+    create_pair(control_plane, namespace, group)
     placement = wait_bound(control_plane, namespace, ["ours", "theirs"])
     assert node_kind(placement["theirs"], group) == "new"
     assert node_kind(placement["ours"], group) == "new"
@@ -72,12 +83,7 @@ def test_refusal_message_equals_kube_schedulers_and_declaring_requeues(
 ) -> None:
     group = make_nodes(control_plane, 2, kind="old")
     wait_berth_sees_all_nodes(control_plane, berth)
-    create(
-        control_plane,
-        namespace,
-        restarting_all("ours", group),
-        restarting_all("theirs", group, scheduler=DEFAULT_SCHEDULER),
-    )
+    create_pair(control_plane, namespace, group)
     expected = wait_unschedulable(control_plane, namespace, "theirs")
     actual = wait_unschedulable(control_plane, namespace, "ours")
     assert actual == expected

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -128,16 +129,68 @@ def _capacity(value: CapacityValue) -> Any:
 
 
 def _by_domain(
-    values: Mapping[str, Any], *, driver: str, convert: Any, empty_domains: frozenset[str]
+    values: Mapping[str, Any], *, driver: str, convert: Any
 ) -> dict[str, dict[str, Any]]:
-    """Values by domain, then name; `empty_domains` stand for upstream's lookup default."""
     grouped: dict[str, dict[str, Any]] = {}
     for name, value in values.items():
         domain, identifier = split_qualified_name(name, driver=driver)
         grouped.setdefault(domain, {})[identifier] = convert(value)
-    for domain in empty_domains:
-        grouped.setdefault(domain, {})
     return grouped
+
+
+@dataclass(slots=True)
+class _DeviceInput:
+    """One device converted for CEL, and its activations (by the empty domains they add)."""
+
+    device: DeviceView
+    value: dict[str, Any]
+    activations: dict[frozenset[str], Any]
+
+
+# Recently evaluated devices: a device meets several selectors (its class's, its request's) on
+# every node it could serve, and handing CEL a ready activation is several times cheaper than
+# converting the device again. Keyed by identity; an entry holds its device, so the id cannot
+# be reused while it is cached.
+_CONVERTED_DEVICES = 16384
+_converted: OrderedDict[int, _DeviceInput] = OrderedDict()
+
+
+def _device_input(device: DeviceView) -> _DeviceInput:
+    cached = _converted.get(id(device))
+    if cached is not None and cached.device is device:
+        _converted.move_to_end(id(device))
+        return cached
+    driver = device.driver
+    value = {
+        "driver": driver,
+        "allowMultipleAllocations": device.allow_multiple_allocations,
+        "attributes": _by_domain(device.attributes, driver=driver, convert=_attribute),
+        "capacity": _by_domain(device.capacity, driver=driver, convert=_capacity),
+    }
+    converted = _converted[id(device)] = _DeviceInput(device, value, {})
+    if len(_converted) > _CONVERTED_DEVICES:
+        _converted.popitem(last=False)
+    return converted
+
+
+def _activation(device: DeviceView, domains: frozenset[str]) -> Any:
+    """The device's CEL activation, with an empty map for each of `domains` it lacks."""
+    converted = _device_input(device)
+    value = converted.value
+    lacking = frozenset(
+        domain
+        for domain in domains
+        if domain not in value["attributes"] or domain not in value["capacity"]
+    )
+    activation = converted.activations.get(lacking)
+    if activation is None:
+        if lacking:
+            value = dict(value)
+            for field in ("attributes", "capacity"):
+                value[field] = {domain: {} for domain in lacking} | value[field]
+        activation = _environment().Activation({"device": value})
+        converted.activations[lacking] = activation
+    return activation
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,17 +208,7 @@ class CompiledSelector:
     def matches(self, device: DeviceView) -> bool:
         """Whether the device is selected; raises `CelError` if the evaluation fails."""
         empty = self._domains | {device.driver} if self._computed_domain else self._domains
-        data = {
-            "driver": device.driver,
-            "allowMultipleAllocations": device.allow_multiple_allocations,
-            "attributes": _by_domain(
-                device.attributes, driver=device.driver, convert=_attribute, empty_domains=empty
-            ),
-            "capacity": _by_domain(
-                device.capacity, driver=device.driver, convert=_capacity, empty_domains=empty
-            ),
-        }
-        result = self._program.eval(data={"device": data})
+        result = self._program.eval(_activation(device, empty))
         kind = result.type().name()
         if kind == "BOOL":
             return bool(result.value())

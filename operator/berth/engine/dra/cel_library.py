@@ -128,10 +128,15 @@ def _sign(message: Any) -> int:
     return (amount > 0) - (amount < 0)
 
 
-def _compare(left: Fraction | Semver, right: Fraction | Semver) -> int:
-    if isinstance(left, Semver) and isinstance(right, Semver):
-        return left.compare(right)
-    return (left > right) - (left < right)  # type: ignore[operator]  # both amounts
+def _compare_amounts(left: Any, right: Any) -> int:
+    """Order two quantity messages in integers: a selector compares on every device."""
+    left_digits, right_digits = int(left.digits), int(right.digits)
+    shift = left.exponent - right.exponent
+    if shift > 0:
+        left_digits *= 10**shift
+    elif shift < 0:
+        right_digits *= 10**-shift
+    return (left_digits > right_digits) - (left_digits < right_digits)
 
 
 def _as_integer(message: Any) -> int:
@@ -157,15 +162,15 @@ def _is_semver(text: str, normalize: bool = False) -> bool:
     return True
 
 
-def _value(message: Any) -> Fraction | Semver:
-    if message.DESCRIPTOR.full_name == "kubernetes.Semver":
-        return _version(message)
-    return _amount(message)
+def _compare(left: Any, right: Any) -> int:
+    if left.DESCRIPTOR.full_name == "kubernetes.Semver":
+        return _version(left).compare(_version(right))
+    return _compare_amounts(left, right)
 
 
 def _order(result: Callable[[int], Any]) -> Any:
     """A comparison of two quantities or two versions, its order (-1, 0, 1) mapped by `result`."""
-    return lambda left, right: result(_compare(_value(left), _value(right)))
+    return lambda left, right: result(_compare(left, right))
 
 
 def _arithmetic(sign: int, *, with_int: bool) -> Any:
