@@ -30,6 +30,8 @@ from tests.cluster.helpers import (
 pytestmark = pytest.mark.cluster
 
 FEATURE = "RestartAllContainersOnContainerExits"
+ROOMY = {"cpu": "16", "memory": "64Gi", "pods": "110"}
+SMALL = {"cpu": "1", "memory": "4Gi", "pods": "110"}
 
 
 def restarting_all(name: str, group: str, *, scheduler: str | None = None) -> dict[str, Any]:
@@ -68,8 +70,9 @@ def declare(plane: LocalControlPlane, group: str, kind: str, *features: str) -> 
 def test_pod_goes_only_to_nodes_declaring_the_feature(
     control_plane: LocalControlPlane, berth: BerthReplica, kube_scheduler: object, namespace: str
 ) -> None:
-    group = make_nodes(control_plane, 2, kind="old")
-    make_nodes(control_plane, 1, group=group, kind="new")
+    # Without the feature check, the roomier old nodes would score higher and win.
+    group = make_nodes(control_plane, 2, kind="old", allocatable=ROOMY)
+    make_nodes(control_plane, 1, group=group, kind="new", allocatable=SMALL)
     declare(control_plane, group, "new", FEATURE)
     wait_berth_sees_all_nodes(control_plane, berth)
     create_pair(control_plane, namespace, group)

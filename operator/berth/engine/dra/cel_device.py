@@ -29,7 +29,11 @@ CapacityValue = int | Quantity
 
 
 class DeviceView(Protocol):
-    """What a selector reads from one device; the allocator's device model provides it."""
+    """What a selector reads from one device; the allocator's device model provides it.
+
+    Treated as immutable: selectors keep a device's CEL input by object identity, so a changed
+    device must be a new object (as a parsed ResourceSlice's devices are).
+    """
 
     @property
     def driver(self) -> str: ...
