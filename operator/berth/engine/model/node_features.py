@@ -35,7 +35,10 @@ def _containers(spec: Mapping[str, object], section: str) -> list[tuple[str, Raw
 
 
 def _restarts_all_containers(spec: Mapping[str, object]) -> bool:
-    for where, container in (*_containers(spec, "containers"), *_containers(spec, "initContainers")):
+    for where, container in (
+        *_containers(spec, "containers"),
+        *_containers(spec, "initContainers"),
+    ):
         rules = as_list(container.get("restartPolicyRules"), f"{where}.restartPolicyRules")
         for index, rule in enumerate(rules):
             action = as_map(rule, f"{where}.restartPolicyRules[{index}]").get("action")
