@@ -44,6 +44,16 @@ from berth.engine.dra.cel_source import check_device_fields, literal_domains
 __all__ = ["CelError", "CompiledSelector", "compile_selector"]
 
 _DEVICE_FIELDS = frozenset(("driver", "allowMultipleAllocations", "attributes", "capacity"))
+# Functions of Kubernetes' CEL environment that cel-expr-python does not provide (its lists,
+# regex, URL, IP/CIDR libraries, cel-go's sets and lists extensions, strings' quote).
+_NOT_PROVIDED = frozenset(
+    (
+        *("isSorted", "sum", "min", "max", "indexOf", "lastIndexOf", "includes"),
+        *("find", "findAll", "url", "isURL", "ip", "isIP", "cidr", "isCIDR", "quote"),
+        *("sets", "lists", "slice", "flatten", "distinct", "sort", "sortBy", "reverse"),
+    )
+)
+_UNDECLARED = re.compile(r"undeclared reference to '(\w+)'|no matching overload for '(\w+)'")
 # kube-scheduler's hint after a failed lookup of a missing attribute (cel.EnhanceRuntimeError).
 _MISSING_KEY_HINT = (
     ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check"
@@ -97,6 +107,17 @@ def _status_text(error: str) -> str:
     return re.sub(r"^\w+: |\s*\[\w+\]$", "", error)
 
 
+def _not_provided_note(detail: str) -> str:
+    """A note naming the Kubernetes CEL functions the error is about that Berth lacks."""
+    missing = sorted(
+        {name for match in _UNDECLARED.finditer(detail) for name in match.groups() if name}
+        & _NOT_PROVIDED
+    )
+    if not missing:
+        return ""
+    return f" (Berth's CEL environment does not provide {', '.join(missing)})"
+
+
 def _runtime_detail(error: str) -> str:
     for pattern, template in _RUNTIME_ERRORS:
         match = pattern.fullmatch(error)
@@ -114,7 +135,7 @@ def _environment() -> cel.Env:
         extensions=[
             ext_bindings.ExtBindings(),
             ext_optional.ExtOptional(),
-            ext_strings.ExtStrings(),
+            ext_strings.ExtStrings(2),  # the version Kubernetes' base environment uses
         ],
         functions=FUNCTIONS,
     )
@@ -227,7 +248,8 @@ def compile_selector(expression: str) -> CompiledSelector:
     try:
         program = _environment().compile(expression)
     except RuntimeError as error:
-        raise CelError("compile", "compilation failed: " + _status_text(str(error))) from None
+        detail = "compilation failed: " + _status_text(str(error))
+        raise CelError("compile", detail + _not_provided_note(detail)) from None
     undefined = check_device_fields(expression, _DEVICE_FIELDS)
     if undefined:
         raise CelError("compile", "compilation failed: " + undefined)

@@ -260,6 +260,12 @@ def test_invalid_expression_is_a_compile_error(expression: str, detail: str) -> 
     )
 
 
+def test_kubernetes_functions_berth_lacks_are_named() -> None:
+    with pytest.raises(CelError) as failure:
+        compile_selector("device.attributes[device.driver].ids.isSorted()")
+    assert failure.value.detail.endswith("(Berth's CEL environment does not provide isSorted)")
+
+
 def test_compiles_each_expression_once() -> None:
     expression = 'device.driver == "cache.example.com"'
     assert compile_selector(expression) is compile_selector(expression)
