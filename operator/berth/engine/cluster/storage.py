@@ -20,7 +20,7 @@ from berth.engine.cluster.storage_assume import AssumeStore, Versioned
 from berth.engine.model.csi import CSIDriver, CSINode, CSIStorageCapacity, VolumeAttachment
 from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim, StorageClass
 
-__all__ = ["STORAGE_KINDS", "StorageObject", "StorageObjects", "StorageStore", "storage_kind"]
+__all__ = ["StorageObject", "StorageObjects", "StorageStore", "storage_kind"]
 
 T = TypeVar("T", bound=Versioned)
 
@@ -330,9 +330,6 @@ _KIND_OF: dict[type, str] = {
     CSIStorageCapacity: "CSIStorageCapacity",
     VolumeAttachment: "VolumeAttachment",
 }
-
-STORAGE_KINDS = tuple(_KIND_OF.values())
-"""Their API kind names."""
 
 
 def storage_kind(obj: StorageObject) -> str:
