@@ -18,7 +18,8 @@ from typing import Generic, TypeVar
 
 from berth.engine.cluster.storage_assume import AssumeStore, Versioned
 from berth.engine.model.csi import CSIDriver, CSINode, CSIStorageCapacity, VolumeAttachment
-from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim, StorageClass
+from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim
+from berth.engine.model.storage_class import StorageClass
 
 __all__ = ["StorageObject", "StorageObjects", "StorageStore", "storage_kind"]
 
