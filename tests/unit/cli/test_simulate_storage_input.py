@@ -18,7 +18,7 @@ from berth.engine.model.storage_class import StorageClass
 from berth.kube.storage_kinds import STORAGE_KINDS
 from tests.builders import make_node, make_pod
 from tests.storage_builders import make_class, make_csi_node, make_pv, make_pvc
-from tests.unit.cli.simulate_support import simulate, write
+from tests.unit.cli.simulate_support import berth, simulate, write
 from tests.unit.cli.test_workload_expansion import workload
 from tests.unit.kube.test_storage_watches import ONE_OF_EACH
 
@@ -197,3 +197,16 @@ async def test_a_cluster_snapshot_reads_and_saves_the_storage_objects(tmp_path: 
     )
     inputs = load_input(args)
     assert sorted(storage_kind(obj) for obj in inputs.storage) == kinds
+
+
+@pytest.mark.parametrize("command", ["explain", "capacity"])
+def test_explain_and_capacity_read_objects_too(tmp_path: Path, command: str) -> None:
+    nodes = write(tmp_path / "nodes.yaml", make_node("n1").obj())
+    pod = write(tmp_path / "pod.yaml", make_pod("p").obj())
+    path = write(tmp_path / "objects.yaml", make_pv("p").capacity("lots").obj())
+    outcome = berth(command, "--pod", pod, "--nodes", nodes, "--objects", path)
+    assert outcome.code == 2
+    assert outcome.err == (
+        f"berth {command}: {path}: PersistentVolume p: spec.capacity.storage: "
+        "invalid quantity 'lots'\n"
+    )
