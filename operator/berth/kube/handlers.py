@@ -6,7 +6,7 @@ a thread hop per event). Async handlers run on the event loop, one at a time
 between awaits, which is exactly the ordering the cache relies on.
 
 Pods, nodes and every other object Berth reads but does not own (namespaces,
-workloads, PodDisruptionBudgets) are watched with `@kopf.on.event` only:
+workloads, PodDisruptionBudgets, the storage kinds) are watched with `@kopf.on.event` only:
 state-tracking handlers, daemons or timers on them would write annotations or
 finalizers onto them. The one daemon is on our own SchedulerProfile resources:
 kopf peering stops daemons while this replica is paused, which makes them the
@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import kopf
 
 from berth.kube import wiring
+from berth.kube.storage_kinds import STORAGE_KINDS, StorageKind
 from berth.kube.workloads import workload_from_dict
 
 logger = logging.getLogger(__name__)
@@ -106,6 +108,33 @@ async def stateful_set_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) ->
 async def pdb_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
     # Read by preemption only; like kube-scheduler, a budget change requeues no pod.
     memo.berth.on_pdb_event(event["type"], event["object"])
+
+
+StorageHandler = Callable[..., Awaitable[None]]
+
+
+def _watch_storage(watched: StorageKind, registry: kopf.OperatorRegistry | None) -> StorageHandler:
+    async def storage_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+        memo.berth.on_storage_event(watched.kind, event["type"], event["object"])
+
+    storage_event.__name__ = storage_event.__qualname__ = f"{watched.plural}_event"
+    if watched.group:
+        on_event = kopf.on.event(watched.group, watched.version, watched.plural, registry=registry)
+    else:
+        on_event = kopf.on.event(watched.version, watched.plural, registry=registry)
+    on_event(storage_event)
+    return storage_event
+
+
+def watch_storage(registry: kopf.OperatorRegistry | None = None) -> dict[str, StorageHandler]:
+    """An event handler per storage kind the volume plugins read (storage_kinds.py), registered
+    on `registry` (kopf's default one when None); returned by kind."""
+    return {watched.kind: _watch_storage(watched, registry) for watched in STORAGE_KINDS}
+
+
+# PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
+# CSIStorageCapacities and VolumeAttachments, by kind.
+STORAGE_HANDLERS = watch_storage()
 
 
 @kopf.on.event(GROUP, VERSION, PROFILES)
