@@ -24,6 +24,7 @@ from berth.engine.model.node import Node
 from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
 from berth.kube.api import ApiError, ApiSession, ApiTransportError
+from berth.kube.extender_calls import ExtenderMetrics, HttpExtenders
 from berth.kube.lease import LeaseElector
 from berth.kube.observer import PrometheusObserver
 from berth.kube.settings import Settings
@@ -69,6 +70,8 @@ class BerthApp:
         self.session = session
         self.reporter = reporter
         self.metrics = metrics
+        registry = metrics.metrics.registry if metrics is not None else None
+        self.extenders = HttpExtenders(ExtenderMetrics(registry) if registry is not None else None)
         self.scheduler = Scheduler(
             binder=binder,
             reporter=reporter,
@@ -81,6 +84,7 @@ class BerthApp:
             max_backoff=settings.pod_max_backoff_seconds,
             max_in_unschedulable=settings.pod_max_in_unschedulable_seconds,
             percentage_of_nodes_to_score=settings.percentage_of_nodes_to_score,
+            extenders=self.extenders,
         )
         self.leadership = Leadership()
         self._loop_task: asyncio.Task[None] | None = None
@@ -223,5 +227,6 @@ class BerthApp:
             self._loop_task.cancel()
             await asyncio.gather(self._loop_task, return_exceptions=True)
         await self.scheduler.drain_binds()
+        await self.extenders.close()
         if self.lease is not None:
             await self.lease.stand_down()

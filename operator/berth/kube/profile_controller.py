@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.engine.errors import InvalidObjectError, capped
+from berth.engine.extenders import ExtenderConfig
 from berth.engine.framework.runtime import plugin_summary
 from berth.engine.registry import Registry
 from berth.profiles import LoadedProfile, load_profile
@@ -35,10 +36,18 @@ class Verdict:
 
 
 class ProfileController:
-    def __init__(self, scheduler: Scheduler, session: Any, *, registry: Registry) -> None:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        session: Any,
+        *,
+        registry: Registry,
+        extenders: tuple[ExtenderConfig, ...] = (),
+    ) -> None:
         self._scheduler = scheduler
         self._session = session
         self._registry = registry  # in-tree plugins and installed plugin packages
+        self._extenders = extenders  # berth run --config's, called for every profile first
         # resource name -> what it serves (the last good version)
         self._serving: dict[str, LoadedProfile] = {}
 
@@ -69,7 +78,8 @@ class ProfileController:
         previous = self._serving.get(name)
         serving = previous.generation if previous else None
         try:
-            return self._swap_in(name, generation, load_profile(document, registry=self._registry))
+            loaded = load_profile(document, registry=self._registry, extenders=self._extenders)
+            return self._swap_in(name, generation, loaded)
         except InvalidObjectError as error:
             logger.warning("%s (the last good version keeps serving)", error)
             return Verdict(False, "Invalid", f"{error.field}: {error.problem}", generation, serving)

@@ -22,7 +22,7 @@ import yaml
 from berth.engine.errors import FieldError
 from berth.engine.extenders import ExtenderConfig
 from berth.kube.lease import LeaseTiming
-from berth.profiles.extenders import extender_document, parse_extenders, refuse_uncalled
+from berth.profiles.extenders import extender_document, parse_extenders, refuse_preempt_verb
 
 __all__ = [
     "CONFIG_ENV",
@@ -300,7 +300,7 @@ def _extenders(value: object, path: Path) -> tuple[ExtenderConfig, ...]:
     """The global `extenders:` list, read and checked as kube-scheduler reads its own."""
     try:
         extenders = parse_extenders(value, _EXTENDERS_KEY)
-        refuse_uncalled(extenders, _EXTENDERS_KEY)
+        refuse_preempt_verb(extenders, _EXTENDERS_KEY)
     except FieldError as error:
         raise SettingsError(f"{path}: {error}") from None
     return extenders

@@ -1,8 +1,8 @@
 """The global `extenders:` of `berth run --config`: KubeSchedulerConfiguration's shape, strictly read.
 
-Until the scheduling and binding cycles call extenders, a config file that
-configures them is refused (exit 2, one line) rather than run as if they were
-absent; `berth simulate --profile` refuses a profile with extenders the same way.
+Preemption does not consult extenders yet, so an extender with a preemptVerb is
+refused (exit 2, one line) rather than run as if the verb were absent; `berth
+simulate --profile` refuses such a profile the same way.
 """
 
 from __future__ import annotations
@@ -39,11 +39,14 @@ def _run(tmp_path: Path, document: dict[str, Any], capsys: pytest.CaptureFixture
         ([{"urlPrefix": "http://x", "verb": "f"}], "extenders[0].verb: unknown field"),
         ({"urlPrefix": "http://x"}, "extenders: expected a list of extenders, got {"),
         (
-            [{"urlPrefix": "http://x", "filterVerb": "filter"}],
-            "extenders: extenders are parsed but not yet called by this scheduler",
+            [
+                {"urlPrefix": "http://x", "filterVerb": "filter"},
+                {"urlPrefix": "http://y", "preemptVerb": "p"},
+            ],
+            "extenders[1].preemptVerb: the preempt verb is not called by this scheduler yet",
         ),
     ],
-    ids=["no-weight", "unknown-field", "not-a-list", "valid-but-not-called-yet"],
+    ids=["no-weight", "unknown-field", "not-a-list", "preempt-verb-not-called-yet"],
 )
 def test_berth_run_names_the_extender_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], extenders: Any, problem: str
@@ -76,7 +79,7 @@ def test_the_written_config_holds_the_extenders_as_they_read_back() -> None:
     )
 
 
-def test_simulate_exits_2_for_a_profile_with_extenders(
+def test_simulate_exits_2_for_a_profile_with_a_preempting_extender(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     nodes = tmp_path / "nodes.yaml"
@@ -89,13 +92,16 @@ def test_simulate_exits_2_for_a_profile_with_extenders(
             {
                 "kind": "SchedulerProfile",
                 "metadata": {"name": "licensed"},
-                "spec": {"schedulerName": "x", "extenders": [{"urlPrefix": "http://x"}]},
+                "spec": {
+                    "schedulerName": "x",
+                    "extenders": [{"urlPrefix": "http://x", "preemptVerb": "preempt"}],
+                },
             }
         )
     )
     argv = ["simulate", "--nodes", str(nodes), "--pods", str(pods), "--profile", str(profile)]
     assert main(argv) == 2
     assert (
-        "SchedulerProfile licensed: spec.extenders: "
-        "extenders are parsed but not yet called by this scheduler"
+        "SchedulerProfile licensed: spec.extenders[0].preemptVerb: "
+        "the preempt verb is not called by this scheduler yet"
     ) in capsys.readouterr().err

@@ -122,7 +122,7 @@ def test_an_unknown_field_is_invalid() -> None:
     )
 
 
-def test_a_profile_with_extenders_is_invalid_until_the_cycles_call_them() -> None:
+def test_a_profile_with_a_preempting_extender_is_invalid_until_preemption_calls_it() -> None:
     controller, scheduler = _controller()
     controller.apply(_profile("p", "berth"))
     good = scheduler.profiles.get("berth")
@@ -131,12 +131,12 @@ def test_a_profile_with_extenders_is_invalid_until_the_cycles_call_them() -> Non
             "p",
             "berth",
             generation=2,
-            extenders=[{"urlPrefix": "http://127.0.0.1:1", "filterVerb": "filter"}],
+            extenders=[{"urlPrefix": "http://127.0.0.1:1", "preemptVerb": "preempt"}],
         )
     )
     assert (verdict.accepted, verdict.reason, verdict.message) == (
         False,
         "Invalid",
-        "spec.extenders: extenders are parsed but not yet called by this scheduler",
+        "spec.extenders[0].preemptVerb: the preempt verb is not called by this scheduler yet",
     )
     assert scheduler.profiles.get("berth") is good

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from berth.engine.cluster import NodeSlots
+from berth.engine.extenders.config import in_call_order
 from berth.engine.framework.building import assemble
 from berth.engine.framework.cycle_state import CycleState, PointTimer
 from berth.engine.framework.events import ClusterEventWithHint
@@ -72,6 +73,8 @@ class Framework:
         self.config = config
         self.profile_name = config.scheduler_name
         self.percentage_of_nodes_to_score = config.percentage_of_nodes_to_score
+        # In the order kube-scheduler calls them (the non-ignorable first).
+        self.extenders = in_call_order(config.extenders)
         self.waiting_pods = WaitingPods()
         # Inert until a scheduler serves this profile (see `serve`).
         self.services = FrameworkServices()

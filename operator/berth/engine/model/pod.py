@@ -193,6 +193,9 @@ class Pod:
     # Every resource named in a container's or init container's requests or limits, even
     # at zero: what decides whether an extender managing resources is interested.
     container_resource_names: frozenset[str] = frozenset()
+    # The object as read, kept only for a pod not yet assigned: scheduler extenders are
+    # sent the pending pod whole (assigned pods, the many, keep no copy).
+    source: RawObject | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -239,11 +242,14 @@ class Pod:
         else:
             display = "<unnamed>"
         try:
-            return _parse_pod(raw)
+            pod = _parse_pod(raw)
         except FieldError as error:
             raise InvalidObjectError(
                 kind="Pod", name=display, field=error.field, problem=error.problem
             ) from None
+        if not pod.node_name:
+            _SET_SOURCE(pod, raw)
+        return pod
 
 
 _POD_FIELDS = tuple(field.name for field in dataclasses.fields(Pod))
@@ -251,6 +257,7 @@ _POD_FIELDS = tuple(field.name for field in dataclasses.fields(Pod))
 _READ_FIELDS = operator.attrgetter(*_POD_FIELDS)
 _SLOT_SETTERS = tuple(getattr(Pod, name).__set__ for name in _POD_FIELDS)
 _SET_NODE_NAME = _SLOT_SETTERS[_POD_FIELDS.index("node_name")]
+_SET_SOURCE = _SLOT_SETTERS[_POD_FIELDS.index("source")]
 
 
 def _parse_containers(raw: object, field: str) -> list[tuple[RawObject, ContainerRequests]]:

@@ -1,0 +1,67 @@
+"""Running the engine's decision-with-extenders steps: answering each call it yields.
+
+`berth.engine.extended_decision` yields the extender calls a decision needs and
+is sent their answers. Here they are answered through the `ExtenderCalls` port:
+filter calls one after the other, a prioritize round concurrently (kube-scheduler
+runs each prioritizing extender in its own goroutine). A decision whose profile
+has extenders but none interested in the pod yields nothing and is run straight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from berth.engine.algorithm import Decision
+from berth.engine.extended_decision import (
+    DecisionSteps,
+    ExtenderFailed,
+    FilterCall,
+    PrioritizeCalls,
+)
+from berth.scheduling.ports import ExtenderCalls
+
+logger = logging.getLogger(__name__)
+
+
+def drive_without_calls(steps: DecisionSteps) -> Decision:
+    """The decision of steps that call no extender (none is interested in the pod)."""
+    try:
+        call = next(steps)
+    except StopIteration as done:
+        finished: Decision = done.value
+        return finished
+    steps.close()
+    raise RuntimeError(f"a decision without interested extenders asked for {call!r}")
+
+
+async def drive_with_calls(steps: DecisionSteps, calls: ExtenderCalls) -> Decision:
+    """The decision of `steps`, each call answered through `calls`."""
+    try:
+        call = next(steps)
+        while True:
+            answer: object
+            if isinstance(call, FilterCall):
+                answer = await calls.filter(call.extender, call.pod, call.nodes)
+            else:
+                answer = await _prioritize_round(call, calls)
+            call = steps.send(answer)
+    except StopIteration as done:
+        decision: Decision = done.value
+        return decision
+
+
+async def _prioritize_round(call: PrioritizeCalls, calls: ExtenderCalls) -> tuple[object, ...]:
+    answers = await asyncio.gather(
+        *(calls.prioritize(extender, call.pod, call.nodes) for extender in call.extenders)
+    )
+    for extender, answer in zip(call.extenders, answers, strict=True):
+        if isinstance(answer, ExtenderFailed):
+            # As upstream: a prioritize failure only means no scores from that extender.
+            logger.debug(
+                "Extender %s gave no scores for %s: %s",
+                extender.name,
+                call.pod.key,
+                answer.message,
+            )
+    return tuple(answers)
