@@ -21,7 +21,7 @@ from berth.scheduling.comparison import (
     differences,
     totals,
 )
-from berth.scheduling.simulator import Placement, SimulationResult, simulate
+from berth.scheduling.simulator import ExtenderAnswers, Placement, SimulationResult, simulate
 
 __all__ = ["FRAGMENTATION_HELP", "compare", "comparison_json", "comparison_table"]
 
@@ -121,6 +121,7 @@ def compare(
     *,
     first: SimulationResult,
     second_profiles: dict[str, Framework],
+    extenders: ExtenderAnswers | None = None,
 ) -> str:
     """Run `inputs` again under `second_profiles` with the seed of `first`; the text to print."""
     second = simulate(
@@ -130,6 +131,7 @@ def compare(
         pdbs=inputs.pdbs,
         profiles=second_profiles,
         seed=args.seed,
+        extenders=extenders,
     )
     labels = (str(args.profile or "default"), str(args.compare))
     if args.output == "json":

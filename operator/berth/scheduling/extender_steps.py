@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from berth.engine.algorithm import Decision
 from berth.engine.extended_decision import (
     DecisionSteps,
+    ExtenderCall,
     ExtenderFailed,
     FilterCall,
     PrioritizeCalls,
@@ -40,15 +42,29 @@ async def drive_with_calls(steps: DecisionSteps, calls: ExtenderCalls) -> Decisi
     try:
         call = next(steps)
         while True:
-            answer: object
-            if isinstance(call, FilterCall):
-                answer = await calls.filter(call.extender, call.pod, call.nodes)
-            else:
-                answer = await _prioritize_round(call, calls)
-            call = steps.send(answer)
+            call = steps.send(await answer(call, calls))
     except StopIteration as done:
         decision: Decision = done.value
         return decision
+
+
+def drive_blocking(steps: DecisionSteps, answered: Callable[[ExtenderCall], object]) -> Decision:
+    """The decision of `steps`, each call answered by `answered` before going on (for
+    `berth simulate`, which has no other work to do meanwhile)."""
+    try:
+        call = next(steps)
+        while True:
+            call = steps.send(answered(call))
+    except StopIteration as done:
+        decision: Decision = done.value
+        return decision
+
+
+async def answer(call: ExtenderCall, calls: ExtenderCalls) -> object:
+    """What the engine is sent back for `call`."""
+    if isinstance(call, FilterCall):
+        return await calls.filter(call.extender, call.pod, call.nodes)
+    return await _prioritize_round(call, calls)
 
 
 async def _prioritize_round(call: PrioritizeCalls, calls: ExtenderCalls) -> tuple[object, ...]:
