@@ -1,0 +1,330 @@
+"""Scheduler extenders, called by Berth and by the reference kube-scheduler alike.
+
+One set of test extenders (tests/extender_server.py) serves both schedulers on
+the same control plane: kube-scheduler gets them in its --config, Berth in a
+SchedulerProfile's spec.extenders. Each extender manages its own extended
+resource (ignoredByScheduler, so nodes need not have it), so a pod reaches
+exactly the extender its scenario is about, and a pod requesting none reaches
+none. For each scenario the same pod goes to each scheduler: the same node, or
+byte for byte the same FailedScheduling message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import pytest
+
+from berth.controlplane import LocalControlPlane
+from berth.controlplane.berth_process import BerthReplica
+from tests.cluster.helpers import (
+    DEFAULT_SCHEDULER,
+    create,
+    make_nodes,
+    pod_body,
+    wait_berth_sees_all_nodes,
+    wait_bound,
+    wait_unschedulable,
+)
+from tests.cluster.profile_resources import accepted_condition, apply, wait_verdict
+from tests.extender_server import ExtenderScript, ExtenderServer, VerbScript
+
+pytestmark = pytest.mark.cluster
+
+PROFILE = "berth-extenders"
+PREFERRED_LABEL = "extender-test/preferred"
+# Longer than the slow extenders' httpTimeout: their filter calls time out.
+SLOW_ANSWER_SECONDS = 3.0
+
+
+def _resource(name: str) -> str:
+    return f"example.com/{name}"
+
+
+def _extender(server: ExtenderServer, name: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "urlPrefix": server.url,
+        "managedResources": [{"name": _resource(name), "ignoredByScheduler": True}],
+        **fields,
+    }
+
+
+def _binder(plane: LocalControlPlane) -> Callable[[Mapping[str, Any]], str]:
+    """The bind verb as a real binding extender does it: POST the pod's Binding."""
+
+    def bind(args: Mapping[str, Any]) -> str:
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": args["PodName"], "uid": args["PodUID"]},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": args["Node"]},
+        }
+        path = f"/api/v1/namespaces/{args['PodNamespace']}/pods/{args['PodName']}/binding"
+        try:
+            plane.request("POST", path, body)
+        except Exception as error:  # reported in the result's Error, as an extender would
+            return str(error)
+        return ""
+
+    return bind
+
+
+SCENARIOS = ("full", "cached", "w1", "w5", "binder", "slow", "slow-ignorable")
+
+
+@pytest.fixture(scope="module")
+def servers(control_plane: LocalControlPlane) -> Iterator[dict[str, ExtenderServer]]:
+    started: dict[str, ExtenderServer] = {}
+    try:
+        for name in SCENARIOS:
+            started[name] = ExtenderServer(ExtenderScript()).start()
+        slow = VerbScript(delay=SLOW_ANSWER_SECONDS)
+        started["slow"].script.verbs["filter"] = slow
+        started["slow-ignorable"].script.verbs["filter"] = slow
+        started["binder"].script.bind = _binder(control_plane)
+        yield started
+    finally:
+        for server in started.values():
+            server.stop()
+
+
+@pytest.fixture(scope="module")
+def extenders(servers: dict[str, ExtenderServer]) -> list[dict[str, Any]]:
+    """One KubeSchedulerConfiguration `extenders:` list, for both schedulers."""
+    return [
+        _extender(servers["full"], "full", filterVerb="filter"),
+        _extender(servers["cached"], "cached", filterVerb="filter", nodeCacheCapable=True),
+        _extender(servers["w1"], "w1", prioritizeVerb="prioritize", weight=1),
+        _extender(servers["w5"], "w5", prioritizeVerb="prioritize", weight=5),
+        _extender(servers["binder"], "binder", bindVerb="bind"),
+        _extender(servers["slow"], "slow", filterVerb="filter", httpTimeout="1s"),
+        _extender(
+            servers["slow-ignorable"],
+            "slow-ignorable",
+            filterVerb="filter",
+            httpTimeout="1s",
+            ignorable=True,
+        ),
+    ]
+
+
+@pytest.fixture(scope="module")
+def reference(control_plane: LocalControlPlane, extenders: list[dict[str, Any]]) -> Iterator[None]:
+    """The reference kube-scheduler, restarted with the extenders for this module (and put
+    back as it was afterwards, for the modules that share it)."""
+    was_running = "kube-scheduler" in control_plane.processes
+    control_plane.stop_kube_scheduler()
+    control_plane.start_kube_scheduler({"extenders": extenders})
+    try:
+        yield
+    finally:
+        control_plane.stop_kube_scheduler()
+        if was_running:
+            control_plane.start_kube_scheduler()
+
+
+@pytest.fixture(scope="module")
+def profile(
+    control_plane: LocalControlPlane, berth: BerthReplica, extenders: list[dict[str, Any]]
+) -> str:
+    """Berth's profile with the same extenders in spec.extenders."""
+    apply(
+        control_plane,
+        {
+            "apiVersion": "berth.dev/v1alpha1",
+            "kind": "SchedulerProfile",
+            "metadata": {"name": PROFILE},
+            "spec": {"schedulerName": PROFILE, "extenders": extenders},
+        },
+    )
+    verdict = wait_verdict(control_plane, PROFILE, generation=1)
+    condition = accepted_condition(verdict) or {}
+    assert condition.get("status") == "True", condition
+    return PROFILE
+
+
+def _two_nodes(plane: LocalControlPlane) -> tuple[str, str, str]:
+    """A node group of one node the pods prefer (node affinity, weight 100) and one other."""
+    group = make_nodes(plane, 1, kind="preferred", labels={PREFERRED_LABEL: "yes"})
+    make_nodes(plane, 1, group=group, kind="other")
+    return group, f"{group}-preferred-00000", f"{group}-other-00000"
+
+
+def _pod(name: str, group: str, scheduler: str, *, resource: str | None) -> dict[str, Any]:
+    preference = {"matchExpressions": [{"key": PREFERRED_LABEL, "operator": "Exists"}]}
+    affinity = {
+        "nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "preference": preference}
+            ]
+        }
+    }
+    body = pod_body(name, group, scheduler=scheduler, affinity=affinity)
+    if resource is not None:
+        resources = body["spec"]["containers"][0]["resources"]
+        resources["requests"][_resource(resource)] = "1"
+        resources["limits"] = {_resource(resource): "1"}
+    return body
+
+
+def _both(
+    plane: LocalControlPlane,
+    berth: BerthReplica,
+    namespace: str,
+    group: str,
+    name: str,
+    *,
+    resource: str | None,
+) -> tuple[str, str]:
+    """The same pod for Berth (`<name>-ours`) and for kube-scheduler (`<name>-theirs`)."""
+    wait_berth_sees_all_nodes(plane, berth)
+    ours, theirs = f"{name}-ours", f"{name}-theirs"
+    create(
+        plane,
+        namespace,
+        _pod(ours, group, PROFILE, resource=resource),
+        _pod(theirs, group, DEFAULT_SCHEDULER, resource=resource),
+    )
+    return ours, theirs
+
+
+def _placed(
+    plane: LocalControlPlane,
+    berth: BerthReplica,
+    namespace: str,
+    group: str,
+    name: str,
+    *,
+    resource: str | None,
+) -> tuple[str, str]:
+    ours, theirs = _both(plane, berth, namespace, group, name, resource=resource)
+    bound = wait_bound(plane, namespace, [ours, theirs])
+    return bound[ours], bound[theirs]
+
+
+def _refused(
+    plane: LocalControlPlane,
+    berth: BerthReplica,
+    namespace: str,
+    group: str,
+    name: str,
+    *,
+    resource: str,
+) -> tuple[str, str]:
+    ours, theirs = _both(plane, berth, namespace, group, name, resource=resource)
+    return wait_unschedulable(plane, namespace, ours), wait_unschedulable(plane, namespace, theirs)
+
+
+def _pods_called(server: ExtenderServer, verb: str) -> set[str]:
+    names = set()
+    for body in server.bodies(verb):
+        pod = body.get("Pod") or {}
+        names.add((pod.get("metadata") or {}).get("name") or body.get("PodName"))
+    return names
+
+
+@pytest.mark.parametrize("scenario", ["full", "cached"], ids=["node-objects", "node-cache"])
+def test_an_extender_filters_nodes_out_as_for_kube_scheduler(
+    control_plane: LocalControlPlane,
+    berth: BerthReplica,
+    reference: None,
+    profile: str,
+    servers: dict[str, ExtenderServer],
+    namespace: str,
+    scenario: str,
+) -> None:
+    group, preferred, other = _two_nodes(control_plane)
+    script = servers[scenario].script
+    script.failed[preferred] = "no licence here"
+    script.unresolvable[other] = "wrong rack"
+    ours, theirs = _refused(control_plane, berth, namespace, group, "refused", resource=scenario)
+    assert "1 no licence here, 1 wrong rack" in theirs
+    assert ours == theirs
+    del script.unresolvable[other]
+    # The extender steers the pods away from the node the plugins prefer.
+    assert _placed(control_plane, berth, namespace, group, "steered", resource=scenario) == (
+        other,
+        other,
+    )
+    offered = servers[scenario].bodies("filter")
+    cached = scenario == "cached"
+    assert all((body["NodeNames"] is not None) == cached for body in offered)
+    assert {f"steered-{who}" for who in ("ours", "theirs")} <= _pods_called(
+        servers[scenario], "filter"
+    )
+
+
+def test_an_extender_managing_resources_is_not_called_for_a_pod_without_them(
+    control_plane: LocalControlPlane,
+    berth: BerthReplica,
+    reference: None,
+    profile: str,
+    servers: dict[str, ExtenderServer],
+    namespace: str,
+) -> None:
+    group, preferred, _ = _two_nodes(control_plane)
+    servers["full"].script.failed[preferred] = "no licence here"
+    assert _placed(control_plane, berth, namespace, group, "plain", resource=None) == (
+        preferred,
+        preferred,
+    )
+    called = set().union(*(_pods_called(server, "filter") for server in servers.values()))
+    assert not {"plain-ours", "plain-theirs"} & called
+
+
+@pytest.mark.parametrize(("weight", "wins"), [(1, "preferred"), (5, "other")])
+def test_extender_scores_count_with_their_weight_as_for_kube_scheduler(
+    control_plane: LocalControlPlane,
+    berth: BerthReplica,
+    reference: None,
+    profile: str,
+    servers: dict[str, ExtenderServer],
+    namespace: str,
+    weight: int,
+    wins: str,
+) -> None:
+    # NodeAffinity gives the preferred node 100 x 2; the extender gives the other node
+    # 10 x weight x 10: 100 does not beat 200, 500 does.
+    group, preferred, other = _two_nodes(control_plane)
+    server = servers[f"w{weight}"]
+    server.script.scores[other] = 10
+    expected = preferred if wins == "preferred" else other
+    placed = _placed(control_plane, berth, namespace, group, f"w{weight}", resource=f"w{weight}")
+    assert placed == (expected, expected)
+    assert {f"w{weight}-ours", f"w{weight}-theirs"} <= _pods_called(server, "prioritize")
+
+
+def test_a_binding_extender_binds_for_both_schedulers(
+    control_plane: LocalControlPlane,
+    berth: BerthReplica,
+    reference: None,
+    profile: str,
+    servers: dict[str, ExtenderServer],
+    namespace: str,
+) -> None:
+    group, preferred, _ = _two_nodes(control_plane)
+    placed = _placed(control_plane, berth, namespace, group, "bound", resource="binder")
+    assert placed == (preferred, preferred)
+    bindings = {(body["PodName"], body["Node"]) for body in servers["binder"].bodies("bind")}
+    assert {("bound-ours", preferred), ("bound-theirs", preferred)} <= bindings
+
+
+def test_an_extender_that_times_out_fails_the_attempt_unless_ignorable(
+    control_plane: LocalControlPlane,
+    berth: BerthReplica,
+    reference: None,
+    profile: str,
+    servers: dict[str, ExtenderServer],
+    namespace: str,
+) -> None:
+    group, preferred, _ = _two_nodes(control_plane)
+    ours, theirs = _refused(control_plane, berth, namespace, group, "late", resource="slow")
+    url = servers["slow"].url
+    assert theirs == (
+        f'Post "{url}/filter": context deadline exceeded '
+        "(Client.Timeout exceeded while awaiting headers)"
+    )
+    assert ours == theirs
+    placed = _placed(control_plane, berth, namespace, group, "skipped", resource="slow-ignorable")
+    assert placed == (preferred, preferred)
