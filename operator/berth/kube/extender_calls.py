@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
+from berth.engine.errors import FieldError
 from berth.engine.extended_decision import ExtenderFailed
 from berth.engine.extenders import ExtenderConfig, FilterResult, HostPriority
 from berth.engine.model.node import Node
@@ -62,10 +63,16 @@ class HttpExtenders:
         self._metrics = metrics
         self._clients: dict[ExtenderConfig, ExtenderClient] = {}
 
-    def _client(self, extender: ExtenderConfig) -> ExtenderClient:
+    def _client(self, extender: ExtenderConfig) -> ExtenderClient | ExtenderFailed:
         client = self._clients.get(extender)
         if client is None:
-            client = self._clients[extender] = ExtenderClient(extender)
+            try:
+                client = ExtenderClient(extender)
+            except FieldError as bad:
+                # `berth run` checks TLS material when it reads the configuration; a file
+                # that became unreadable since (or a simulated profile) costs the call.
+                return ExtenderFailed(f"extender {extender.name}: {bad}")
+            self._clients[extender] = client
         return client
 
     async def close(self) -> None:
@@ -87,28 +94,33 @@ class HttpExtenders:
     async def filter(
         self, extender: ExtenderConfig, pod: Pod, nodes: Sequence[Node]
     ) -> FilterResult | ExtenderFailed:
+        client = self._client(extender)
+        if isinstance(client, ExtenderFailed):
+            return client
         started = time.monotonic()
-        reply = await self._client(extender).filter(
-            pod=_source(pod), nodes=[_source(node) for node in nodes]
-        )
+        reply = await client.filter(pod=_source(pod), nodes=[_source(node) for node in nodes])
         self._observe(extender, "filter", started, reply)
         return _answer(reply)
 
     async def prioritize(
         self, extender: ExtenderConfig, pod: Pod, nodes: Sequence[Node]
     ) -> tuple[HostPriority, ...] | ExtenderFailed:
+        client = self._client(extender)
+        if isinstance(client, ExtenderFailed):
+            return client
         started = time.monotonic()
-        reply = await self._client(extender).prioritize(
-            pod=_source(pod), nodes=[_source(node) for node in nodes]
-        )
+        reply = await client.prioritize(pod=_source(pod), nodes=[_source(node) for node in nodes])
         self._observe(extender, "prioritize", started, reply)
         return _answer(reply)
 
     async def bind(
         self, extender: ExtenderConfig, pod: Pod, node_name: str
     ) -> ExtenderFailed | None:
+        client = self._client(extender)
+        if isinstance(client, ExtenderFailed):
+            return client
         started = time.monotonic()
-        reply = await self._client(extender).bind(
+        reply = await client.bind(
             namespace=pod.namespace, name=pod.name, uid=pod.uid, node=node_name
         )
         self._observe(extender, "bind", started, reply)

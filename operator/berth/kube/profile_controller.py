@@ -14,11 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from berth.engine.errors import InvalidObjectError, capped
+from berth.engine.errors import FieldError, InvalidObjectError, capped
 from berth.engine.extenders import ExtenderConfig
 from berth.engine.framework.runtime import plugin_summary
 from berth.engine.registry import Registry
+from berth.kube.extender_client import tls_context
 from berth.profiles import LoadedProfile, load_profile
+from berth.profiles.loading import KIND
 from berth.scheduling.loop import Scheduler
 
 logger = logging.getLogger(__name__)
@@ -63,6 +65,21 @@ class ProfileController:
             for name, loaded in sorted(self._serving.items())
         }
 
+    def _check_tls(self, loaded: LoadedProfile) -> None:
+        """The profile's own extenders' TLS material loads (kube-scheduler refuses to start on
+        material it cannot load; the global extenders were checked when Berth started)."""
+        own = loaded.framework.config.extenders[len(self._extenders) :]
+        for index, extender in enumerate(own):
+            try:
+                tls_context(extender)
+            except FieldError as bad:
+                raise InvalidObjectError(
+                    kind=KIND,
+                    name=loaded.name,
+                    field=f"spec.extenders[{index}].{bad.field}",
+                    problem=bad.problem,
+                ) from None
+
     def apply(self, document: Mapping[str, Any]) -> Verdict:
         """Validate one SchedulerProfile and swap it in when valid (pure decision + in-memory swap).
 
@@ -79,6 +96,7 @@ class ProfileController:
         serving = previous.generation if previous else None
         try:
             loaded = load_profile(document, registry=self._registry, extenders=self._extenders)
+            self._check_tls(loaded)
             return self._swap_in(name, generation, loaded)
         except InvalidObjectError as error:
             logger.warning("%s (the last good version keeps serving)", error)

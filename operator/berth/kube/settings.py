@@ -21,6 +21,7 @@ import yaml
 
 from berth.engine.errors import FieldError
 from berth.engine.extenders import ExtenderConfig
+from berth.kube.extender_client import tls_context
 from berth.kube.lease import LeaseTiming
 from berth.profiles.extenders import extender_document, parse_extenders, refuse_preempt_verb
 
@@ -301,6 +302,11 @@ def _extenders(value: object, path: Path) -> tuple[ExtenderConfig, ...]:
     try:
         extenders = parse_extenders(value, _EXTENDERS_KEY)
         refuse_preempt_verb(extenders, _EXTENDERS_KEY)
+        for index, extender in enumerate(extenders):
+            try:
+                tls_context(extender)  # kube-scheduler refuses to start on unloadable material
+            except FieldError as bad:
+                raise FieldError(f"{_EXTENDERS_KEY}[{index}].{bad.field}", bad.problem) from None
     except FieldError as error:
         raise SettingsError(f"{path}: {error}") from None
     return extenders
