@@ -21,6 +21,7 @@ from berth.controlplane.berth_process import BerthReplica
 from tests.cluster.helpers import (
     DEFAULT_SCHEDULER,
     create,
+    create_priority_class,
     make_nodes,
     pod_body,
     wait_berth_sees_all_nodes,
@@ -70,7 +71,7 @@ def _binder(plane: LocalControlPlane) -> Callable[[Mapping[str, Any]], str]:
     return bind
 
 
-SCENARIOS = ("full", "cached", "w1", "w5", "binder", "slow", "slow-ignorable")
+SCENARIOS = ("full", "cached", "w1", "w5", "binder", "slow", "slow-ignorable", "preempter")
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +107,7 @@ def extenders(servers: dict[str, ExtenderServer]) -> list[dict[str, Any]]:
             httpTimeout="1s",
             ignorable=True,
         ),
+        _extender(servers["preempter"], "preempter", preemptVerb="preempt"),
     ]
 
 
@@ -328,3 +330,39 @@ def test_an_extender_that_times_out_fails_the_attempt_unless_ignorable(
     assert ours == theirs
     placed = _placed(control_plane, berth, namespace, group, "skipped", resource="slow-ignorable")
     assert placed == (preferred, preferred)
+
+
+def test_a_preempting_extender_is_sent_the_victims_by_both_schedulers(
+    control_plane: LocalControlPlane,
+    berth: BerthReplica,
+    reference: None,
+    profile: str,
+    servers: dict[str, ExtenderServer],
+    namespace: str,
+) -> None:
+    low = create_priority_class(control_plane, 10)
+    high = create_priority_class(control_plane, 1000)
+    placed = {}
+    for who, scheduler in (("ours", PROFILE), ("theirs", DEFAULT_SCHEDULER)):
+        group = make_nodes(control_plane, 1, allocatable={"cpu": "1", "memory": "4Gi", "pods": "9"})
+        node = f"{group}-n-00000"
+        victim = pod_body(f"victim-{who}", group, cpu="800m", priorityClassName=low)
+        victim["spec"]["nodeName"] = node  # created bound: neither scheduler placed it
+        preemptor = _pod(f"preemptor-{who}", group, scheduler, resource="preempter")
+        preemptor["spec"]["priorityClassName"] = high
+        preemptor["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "800m"
+        wait_berth_sees_all_nodes(control_plane, berth)
+        create(control_plane, namespace, victim, preemptor)
+        placed[who] = (wait_bound(control_plane, namespace, [f"preemptor-{who}"]), node)
+    for who, (bound, node) in placed.items():
+        assert bound == {f"preemptor-{who}": node}
+    sent = {
+        body["Pod"]["metadata"]["name"]: {
+            name: [pod["metadata"]["name"] for pod in victims["Pods"]]
+            for name, victims in body["NodeNameToVictims"].items()
+        }
+        for body in servers["preempter"].bodies("preempt")
+    }
+    # Whole victims (the extender has no node cache), read as kube-scheduler sends them.
+    assert sent["preemptor-ours"] == {placed["ours"][1]: ["victim-ours"]}
+    assert sent["preemptor-theirs"] == {placed["theirs"][1]: ["victim-theirs"]}

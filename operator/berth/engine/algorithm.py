@@ -368,5 +368,13 @@ def unschedulable_outcome(
         timer = PointTimer(state.metrics, "PostFilter")
         post_filter = framework.run_post_filter(state, pod, diagnosis)
         timer(post_filter.status)
+    return unschedulable(state, diagnosis, post_filter)
+
+
+def unschedulable(
+    state: CycleState, diagnosis: FilterDiagnosis, post_filter: PostFilterResult | None
+) -> Unschedulable:
+    """The decision when no node fits, with what PostFilter (if it ran) said."""
+    if post_filter is not None:
         diagnosis.post_filter_message = post_filter.status.message
     return Unschedulable(fit_error_message(diagnosis), diagnosis, post_filter, state)

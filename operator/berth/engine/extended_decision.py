@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -34,6 +33,7 @@ from berth.engine.algorithm import (
     plugin_totals,
     scheduled_on,
     search_feasible,
+    unschedulable,
     unschedulable_outcome,
 )
 from berth.engine.cluster import ClusterState, NodeSlots
@@ -44,13 +44,35 @@ from berth.engine.extenders import (
     is_interested,
     scaled_extender_score,
 )
-from berth.engine.framework.cycle_state import CycleMetrics
+from berth.engine.extenders.calls import (
+    CandidateVictims,
+    ExtenderCall,
+    ExtenderFailed,
+    FilterCall,
+    PreemptCall,
+    PrioritizeCalls,
+)
+from berth.engine.framework.cycle_state import CycleMetrics, CycleState, PointTimer
 from berth.engine.framework.interfaces import FilterDiagnosis, FilterFailures
 from berth.engine.framework.runtime import Framework
 from berth.engine.framework.status import Code
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
 from berth.engine.nominated import NominatedPods
+
+__all__ = [
+    "EXTENDER",
+    "CandidateVictims",
+    "DecisionSteps",
+    "ExtenderCall",
+    "ExtenderFailed",
+    "FilterCall",
+    "PreemptCall",
+    "PrioritizeCalls",
+    "add_extender_scores",
+    "extender_failures",
+    "schedule_with_extenders",
+]
 
 # The name kube-scheduler records among a pod's unschedulable plugins when extenders
 # rejected nodes: any cluster event may then help the pod.
@@ -59,35 +81,8 @@ EXTENDER = "Extender"
 _REASONS_PER_BATCH = 64
 
 
-@dataclass(frozen=True, slots=True)
-class ExtenderFailed:
-    """An extender call that failed; `message` is kube-scheduler's error text for it."""
-
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class FilterCall:
-    """Call `extender`'s filter verb for `pod` on `nodes`; answer a FilterResult or ExtenderFailed."""
-
-    extender: ExtenderConfig
-    pod: Pod
-    nodes: tuple[Node, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class PrioritizeCalls:
-    """Call every one of `extenders`' prioritize verbs (concurrently, as kube-scheduler does);
-    answer one `tuple[HostPriority, ...]` or ExtenderFailed per extender, in the same order."""
-
-    extenders: tuple[ExtenderConfig, ...]
-    pod: Pod
-    nodes: tuple[Node, ...]
-
-
 FilterAnswer = FilterResult | ExtenderFailed
 PrioritizeAnswer = tuple[HostPriority, ...] | ExtenderFailed
-ExtenderCall = FilterCall | PrioritizeCalls
 DecisionSteps = Generator[ExtenderCall, object, Decision]
 
 
@@ -106,7 +101,11 @@ def schedule_with_extenders(
     interested = tuple(extender for extender in extenders if is_interested(extender, pod))
     begun = begin_decision(framework, cluster, pod, metrics=metrics)
     if isinstance(begun, Unschedulable):
-        return unschedulable_outcome(framework, begun.state, pod, begun.diagnosis, run_post_filter)
+        return (
+            yield from _unschedulable(
+                framework, begun.state, pod, begun.diagnosis, run_post_filter, interested
+            )
+        )
     if not isinstance(begun, Begun):
         return begun
     state, diagnosis = begun.state, begun.diagnosis
@@ -133,7 +132,9 @@ def schedule_with_extenders(
             diagnosis.unschedulable_plugins.add(EXTENDER)
         feasible = passed
     if feasible.size == 0:
-        return unschedulable_outcome(framework, state, pod, diagnosis, run_post_filter)
+        return (
+            yield from _unschedulable(framework, state, pod, diagnosis, run_post_filter, interested)
+        )
     if feasible.size == 1:
         return scheduled_on(begun, feasible, None, rng)
     totals = plugin_totals(framework, state, pod, feasible, always=bool(extenders))
@@ -145,6 +146,27 @@ def schedule_with_extenders(
         answers = yield PrioritizeCalls(prioritizers, pod, nodes)
         add_extender_scores(totals, nodes, prioritizers, _as_answers(answers, len(prioritizers)))
     return scheduled_on(begun, feasible, totals, rng)
+
+
+def _unschedulable(
+    framework: Framework,
+    state: CycleState,
+    pod: Pod,
+    diagnosis: FilterDiagnosis,
+    run_post_filter: bool,
+    interested: tuple[ExtenderConfig, ...],
+) -> Generator[ExtenderCall, object, Unschedulable]:
+    """`unschedulable_outcome`, with the interested preempting extenders consulted by
+    DefaultPreemption (kube-scheduler's callExtenders)."""
+    preempting = tuple(extender for extender in interested if extender.supports_preemption)
+    if not (preempting and run_post_filter and framework.has_post_filter_plugins):
+        return unschedulable_outcome(framework, state, pod, diagnosis, run_post_filter)
+    timer = PointTimer(state.metrics, "PostFilter")
+    post_filter = yield from framework.post_filter_steps(
+        state, pod, diagnosis, extenders=preempting
+    )
+    timer(post_filter.status)
+    return unschedulable(state, diagnosis, post_filter)
 
 
 def _extender_filters(

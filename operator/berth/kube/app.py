@@ -24,7 +24,7 @@ from berth.engine.model.node import Node
 from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
 from berth.kube.api import ApiError, ApiSession, ApiTransportError
-from berth.kube.extender_calls import ExtenderMetrics, HttpExtenders
+from berth.kube.extender_calls import ExtenderMetrics, HttpExtenders, api_pod_reader
 from berth.kube.lease import LeaseElector
 from berth.kube.observer import PrometheusObserver
 from berth.kube.settings import Settings
@@ -71,7 +71,10 @@ class BerthApp:
         self.reporter = reporter
         self.metrics = metrics
         registry = metrics.metrics.registry if metrics is not None else None
-        self.extenders = HttpExtenders(ExtenderMetrics(registry) if registry is not None else None)
+        self.extenders = HttpExtenders(
+            ExtenderMetrics(registry) if registry is not None else None,
+            read_pod=api_pod_reader(session),
+        )
         self.scheduler = Scheduler(
             binder=binder,
             reporter=reporter,

@@ -11,20 +11,27 @@ no per-extender metrics to copy).
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from berth.engine.errors import FieldError
-from berth.engine.extended_decision import ExtenderFailed
-from berth.engine.extenders import ExtenderConfig, FilterResult, HostPriority
+from berth.engine.extended_decision import CandidateVictims, ExtenderFailed
+from berth.engine.extenders import (
+    ExtenderConfig,
+    FilterResult,
+    HostPriority,
+    MetaVictims,
+    Victims,
+)
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
+from berth.kube.api import ApiError, ApiSession, ApiTransportError
 from berth.kube.extender_client import Answered, ExtenderClient, ExtenderError
 from berth.kube.metrics import exponential_buckets
 
-__all__ = ["ExtenderMetrics", "HttpExtenders"]
+__all__ = ["ExtenderMetrics", "HttpExtenders", "api_pod_reader"]
 
 T = TypeVar("T")
 
@@ -56,11 +63,35 @@ def _source(obj: Pod | Node) -> Mapping[str, Any]:
     return obj.source
 
 
-class HttpExtenders:
-    """Implements berth.scheduling.ports.ExtenderCalls; `close()` when done."""
+# Reads a pod from the API server (namespace, name); None when it is gone.
+PodReader = Callable[[str, str], Awaitable[Mapping[str, Any] | None]]
 
-    def __init__(self, metrics: ExtenderMetrics | None = None) -> None:
+
+def api_pod_reader(session: ApiSession) -> PodReader:
+    """Reads pods from the API server; a pod it cannot read (gone, or no answer) is None."""
+
+    async def read(namespace: str, name: str) -> Mapping[str, Any] | None:
+        try:
+            return await session.get_json(f"/api/v1/namespaces/{namespace}/pods/{name}")
+        except (ApiError, ApiTransportError):
+            return None
+
+    return read
+
+
+class HttpExtenders:
+    """Implements berth.scheduling.ports.ExtenderCalls; `close()` when done.
+
+    An extender without a node cache is sent preemption victims whole. Berth keeps
+    the object as read only for pods not yet assigned (the many assigned pods keep
+    no copy), so victims are read from the API server with `read_pod`.
+    """
+
+    def __init__(
+        self, metrics: ExtenderMetrics | None = None, *, read_pod: PodReader | None = None
+    ) -> None:
         self._metrics = metrics
+        self._read_pod = read_pod
         self._clients: dict[ExtenderConfig, ExtenderClient] = {}
 
     def _client(self, extender: ExtenderConfig) -> ExtenderClient | ExtenderFailed:
@@ -125,6 +156,36 @@ class HttpExtenders:
         )
         self._observe(extender, "bind", started, reply)
         return ExtenderFailed(reply.message) if isinstance(reply, ExtenderError) else None
+
+    async def preempt(
+        self, extender: ExtenderConfig, pod: Pod, victims: Mapping[str, CandidateVictims]
+    ) -> dict[str, MetaVictims] | ExtenderFailed:
+        client = self._client(extender)
+        if isinstance(client, ExtenderFailed):
+            return client
+        sent: dict[str, Victims] = {}
+        for node_name, found in victims.items():
+            pods = []
+            for victim in found.pods:
+                whole = await self._whole(victim, extender.node_cache_capable)
+                if isinstance(whole, ExtenderFailed):
+                    return whole
+                pods.append(whole)
+            sent[node_name] = Victims(tuple(pods), found.pdb_violations)
+        started = time.monotonic()
+        reply = await client.preempt(pod=_source(pod), victims=sent)
+        self._observe(extender, "preempt", started, reply)
+        return _answer(reply)
+
+    async def _whole(self, victim: Pod, by_uid: bool) -> Mapping[str, Any] | ExtenderFailed:
+        if by_uid:
+            return {"metadata": {"uid": victim.uid}}  # all a node-caching extender is sent
+        if victim.source is not None:
+            return victim.source
+        read = await self._read_pod(victim.namespace, victim.name) if self._read_pod else None
+        if read is None:
+            return ExtenderFailed(f"cannot read preemption victim {victim.key} to send it")
+        return read
 
 
 def _answer(reply: Answered[T] | ExtenderError) -> T | ExtenderFailed:

@@ -34,9 +34,6 @@ from berth.profiles.strict import as_object, check_known_fields
 
 # Where a profile's extenders list says the global ones are (berth run --config).
 GLOBAL_EXTENDERS = "extenders"
-# Preemption does not consult extenders yet: a configuration that asks for it is refused
-# instead of preempting as if the verb were absent.
-PREEMPT_NOT_CALLED = "the preempt verb is not called by this scheduler yet"
 
 _EXTENDER_FIELDS = frozenset(
     {
@@ -219,14 +216,6 @@ def parse_extenders(raw: object, where: str) -> tuple[ExtenderConfig, ...]:
     return extenders
 
 
-def refuse_preempt_verb(extenders: tuple[ExtenderConfig, ...], where: str) -> None:
-    """Refuse an extender with a preemptVerb while preemption does not call it (the one place
-    to lift)."""
-    for index, extender in enumerate(extenders):
-        if extender.supports_preemption:
-            raise FieldError(f"{where}[{index}].preemptVerb", PREEMPT_NOT_CALLED)
-
-
 def _check_together(placed: list[tuple[str, ExtenderConfig]], where: str) -> None:
     """kube-scheduler's checks across one list: a managed resource belongs to one extender,
     and at most one extender binds. `placed` pairs each extender with its document path."""
@@ -261,7 +250,6 @@ def with_extenders(
     placed = [(f"{GLOBAL_EXTENDERS}[{i}]", e) for i, e in enumerate(global_extenders)]
     placed += [(f"{where}[{i}]", e) for i, e in enumerate(own)]
     _check_together(placed, where)
-    refuse_preempt_verb(own, where)
     extenders = global_extenders + own
     plugin_args = dict(config.plugin_args)
     ignored = [

@@ -19,6 +19,7 @@ from berth.engine.extended_decision import (
     ExtenderCall,
     ExtenderFailed,
     FilterCall,
+    PreemptCall,
     PrioritizeCalls,
 )
 from berth.scheduling.ports import ExtenderCalls
@@ -64,6 +65,8 @@ async def answer(call: ExtenderCall, calls: ExtenderCalls) -> object:
     """What the engine is sent back for `call`."""
     if isinstance(call, FilterCall):
         return await calls.filter(call.extender, call.pod, call.nodes)
+    if isinstance(call, PreemptCall):
+        return await calls.preempt(call.extender, call.pod, call.victims)
     return await _prioritize_round(call, calls)
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from typing import Protocol
 
-from berth.engine.extended_decision import ExtenderFailed
-from berth.engine.extenders import ExtenderConfig, FilterResult, HostPriority
+from berth.engine.extended_decision import CandidateVictims, ExtenderFailed
+from berth.engine.extenders import ExtenderConfig, FilterResult, HostPriority, MetaVictims
 from berth.engine.framework.handle import Binder, BindOutcome, BindResult
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
@@ -52,6 +52,10 @@ class ExtenderCalls(Protocol):
     async def bind(
         self, extender: ExtenderConfig, pod: Pod, node_name: str
     ) -> ExtenderFailed | None: ...
+
+    async def preempt(
+        self, extender: ExtenderConfig, pod: Pod, victims: Mapping[str, CandidateVictims]
+    ) -> dict[str, MetaVictims] | ExtenderFailed: ...
 
 
 class Timer(Protocol):

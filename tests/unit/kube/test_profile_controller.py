@@ -124,26 +124,6 @@ def test_an_unknown_field_is_invalid() -> None:
     )
 
 
-def test_a_profile_with_a_preempting_extender_is_invalid_until_preemption_calls_it() -> None:
-    controller, scheduler = _controller()
-    controller.apply(_profile("p", "berth"))
-    good = scheduler.profiles.get("berth")
-    verdict = controller.apply(
-        _profile(
-            "p",
-            "berth",
-            generation=2,
-            extenders=[{"urlPrefix": "http://127.0.0.1:1", "preemptVerb": "preempt"}],
-        )
-    )
-    assert (verdict.accepted, verdict.reason, verdict.message) == (
-        False,
-        "Invalid",
-        "spec.extenders[0].preemptVerb: the preempt verb is not called by this scheduler yet",
-    )
-    assert scheduler.profiles.get("berth") is good
-
-
 def test_a_profile_serves_with_the_global_extenders_before_its_own() -> None:
     scheduler = Scheduler(
         binder=FakeBinder(), reporter=FakeReporter(), clock=FakeClock(), rng=random.Random(1)

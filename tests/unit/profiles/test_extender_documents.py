@@ -23,7 +23,6 @@ from berth.engine.extenders import (
 )
 from berth.profiles import load_profile, parse_profile_spec
 from berth.profiles.extenders import (
-    PREEMPT_NOT_CALLED,
     extender_document,
     parse_extenders,
     parse_go_duration,
@@ -273,17 +272,6 @@ def test_resources_ignored_by_the_scheduler_replace_node_resources_fit_ignored_r
     assert framework.config.plugin_args["NodeResourcesFit"]["ignoredResources"] == [
         "example.com/gpu"
     ]
-
-
-def test_a_preempting_extender_is_refused_until_preemption_calls_it() -> None:
-    document = _with_extenders()
-    document["spec"]["extenders"][0]["preemptVerb"] = "preempt"
-    with pytest.raises(InvalidObjectError) as raised:
-        load_profile(document)
-    assert (raised.value.field, raised.value.problem) == (
-        "spec.extenders[0].preemptVerb",
-        PREEMPT_NOT_CALLED,
-    )
 
 
 def test_simulate_reads_a_profile_with_extenders(tmp_path: Path) -> None:
