@@ -11,7 +11,7 @@ byte for byte the same FailedScheduling message.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -29,6 +29,7 @@ from tests.cluster.helpers import (
     wait_unschedulable,
 )
 from tests.cluster.profile_resources import accepted_condition, apply, wait_verdict
+from tests.extender_capture import api_binder
 from tests.extender_server import ExtenderScript, ExtenderServer, VerbScript
 
 pytestmark = pytest.mark.cluster
@@ -51,26 +52,6 @@ def _extender(server: ExtenderServer, name: str, **fields: Any) -> dict[str, Any
     }
 
 
-def _binder(plane: LocalControlPlane) -> Callable[[Mapping[str, Any]], str]:
-    """The bind verb as a real binding extender does it: POST the pod's Binding."""
-
-    def bind(args: Mapping[str, Any]) -> str:
-        body = {
-            "apiVersion": "v1",
-            "kind": "Binding",
-            "metadata": {"name": args["PodName"], "uid": args["PodUID"]},
-            "target": {"apiVersion": "v1", "kind": "Node", "name": args["Node"]},
-        }
-        path = f"/api/v1/namespaces/{args['PodNamespace']}/pods/{args['PodName']}/binding"
-        try:
-            plane.request("POST", path, body)
-        except Exception as error:  # reported in the result's Error, as an extender would
-            return str(error)
-        return ""
-
-    return bind
-
-
 SCENARIOS = ("full", "cached", "w1", "w5", "binder", "slow", "slow-ignorable", "preempter")
 
 
@@ -83,7 +64,7 @@ def servers(control_plane: LocalControlPlane) -> Iterator[dict[str, ExtenderServ
         slow = VerbScript(delay=SLOW_ANSWER_SECONDS)
         started["slow"].script.verbs["filter"] = slow
         started["slow-ignorable"].script.verbs["filter"] = slow
-        started["binder"].script.bind = _binder(control_plane)
+        started["binder"].script.bind = api_binder(control_plane)
         yield started
     finally:
         for server in started.values():

@@ -122,47 +122,51 @@ class HttpExtenders:
         if isinstance(reply, ExtenderError):
             metrics.errors.labels(extender.name, verb, reply.kind.value).inc()
 
-    async def filter(
-        self, extender: ExtenderConfig, pod: Pod, nodes: Sequence[Node]
-    ) -> FilterResult | ExtenderFailed:
+    async def _timed(
+        self,
+        extender: ExtenderConfig,
+        verb: str,
+        call: Callable[[ExtenderClient], Awaitable[Answered[T] | ExtenderError]],
+    ) -> T | ExtenderFailed:
         client = self._client(extender)
         if isinstance(client, ExtenderFailed):
             return client
         started = time.monotonic()
-        reply = await client.filter(pod=_source(pod), nodes=[_source(node) for node in nodes])
-        self._observe(extender, "filter", started, reply)
+        reply = await call(client)
+        self._observe(extender, verb, started, reply)
         return _answer(reply)
+
+    async def filter(
+        self, extender: ExtenderConfig, pod: Pod, nodes: Sequence[Node]
+    ) -> FilterResult | ExtenderFailed:
+        sent = [_source(node) for node in nodes]
+        return await self._timed(
+            extender, "filter", lambda client: client.filter(pod=_source(pod), nodes=sent)
+        )
 
     async def prioritize(
         self, extender: ExtenderConfig, pod: Pod, nodes: Sequence[Node]
     ) -> tuple[HostPriority, ...] | ExtenderFailed:
-        client = self._client(extender)
-        if isinstance(client, ExtenderFailed):
-            return client
-        started = time.monotonic()
-        reply = await client.prioritize(pod=_source(pod), nodes=[_source(node) for node in nodes])
-        self._observe(extender, "prioritize", started, reply)
-        return _answer(reply)
+        sent = [_source(node) for node in nodes]
+        return await self._timed(
+            extender, "prioritize", lambda client: client.prioritize(pod=_source(pod), nodes=sent)
+        )
 
     async def bind(
         self, extender: ExtenderConfig, pod: Pod, node_name: str
     ) -> ExtenderFailed | None:
-        client = self._client(extender)
-        if isinstance(client, ExtenderFailed):
-            return client
-        started = time.monotonic()
-        reply = await client.bind(
-            namespace=pod.namespace, name=pod.name, uid=pod.uid, node=node_name
+        bound = await self._timed(
+            extender,
+            "bind",
+            lambda client: client.bind(
+                namespace=pod.namespace, name=pod.name, uid=pod.uid, node=node_name
+            ),
         )
-        self._observe(extender, "bind", started, reply)
-        return ExtenderFailed(reply.message) if isinstance(reply, ExtenderError) else None
+        return bound if isinstance(bound, ExtenderFailed) else None
 
     async def preempt(
         self, extender: ExtenderConfig, pod: Pod, victims: Mapping[str, CandidateVictims]
     ) -> dict[str, MetaVictims] | ExtenderFailed:
-        client = self._client(extender)
-        if isinstance(client, ExtenderFailed):
-            return client
         sent: dict[str, Victims] = {}
         for node_name, found in victims.items():
             pods = []
@@ -172,10 +176,9 @@ class HttpExtenders:
                     return whole
                 pods.append(whole)
             sent[node_name] = Victims(tuple(pods), found.pdb_violations)
-        started = time.monotonic()
-        reply = await client.preempt(pod=_source(pod), victims=sent)
-        self._observe(extender, "preempt", started, reply)
-        return _answer(reply)
+        return await self._timed(
+            extender, "preempt", lambda client: client.preempt(pod=_source(pod), victims=sent)
+        )
 
     async def _whole(self, victim: Pod, by_uid: bool) -> Mapping[str, Any] | ExtenderFailed:
         if by_uid:

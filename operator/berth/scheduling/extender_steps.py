@@ -22,6 +22,7 @@ from berth.engine.extended_decision import (
     PreemptCall,
     PrioritizeCalls,
 )
+from berth.engine.extenders.calls import finished_without_calls
 from berth.scheduling.ports import ExtenderCalls
 
 logger = logging.getLogger(__name__)
@@ -29,13 +30,7 @@ logger = logging.getLogger(__name__)
 
 def drive_without_calls(steps: DecisionSteps) -> Decision:
     """The decision of steps that call no extender (none is interested in the pod)."""
-    try:
-        call = next(steps)
-    except StopIteration as done:
-        finished: Decision = done.value
-        return finished
-    steps.close()
-    raise RuntimeError(f"a decision without interested extenders asked for {call!r}")
+    return finished_without_calls(steps, "a decision")
 
 
 async def drive_with_calls(steps: DecisionSteps, calls: ExtenderCalls) -> Decision:

@@ -7,8 +7,9 @@ below the plugins, because DefaultPreemption asks for `PreemptCall`s too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from berth.engine.extenders.config import ExtenderConfig
 from berth.engine.model.node import Node
@@ -60,3 +61,17 @@ class PreemptCall:
 
 
 ExtenderCall = FilterCall | PrioritizeCalls | PreemptCall
+
+T = TypeVar("T")
+
+
+def finished_without_calls(steps: Generator[ExtenderCall, object, T], what: str) -> T:
+    """The result of steps that must not call any extender (there is none to call): a call
+    asked for anyway is a bug, raised as RuntimeError naming `what`."""
+    try:
+        call = next(steps)
+    except StopIteration as done:
+        result: T = done.value
+        return result
+    steps.close()
+    raise RuntimeError(f"{what} without extenders to call asked for {call!r}")

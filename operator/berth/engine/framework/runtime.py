@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from berth.engine.cluster import NodeSlots
-from berth.engine.extenders.calls import ExtenderCall
+from berth.engine.extenders.calls import ExtenderCall, finished_without_calls
 from berth.engine.extenders.config import ExtenderConfig, in_call_order
 from berth.engine.framework.building import assemble
 from berth.engine.framework.cycle_state import CycleState, PointTimer
@@ -219,13 +219,7 @@ class Framework:
         self, state: CycleState, pod: Pod, diagnosis: FilterDiagnosis
     ) -> PostFilterResult:
         steps = self.post_filter_steps(state, pod, diagnosis, extenders=())
-        try:
-            call = next(steps)
-        except StopIteration as done:
-            result: PostFilterResult = done.value
-            return result
-        steps.close()
-        raise RuntimeError(f"PostFilter without extenders asked for {call!r}")
+        return finished_without_calls(steps, "PostFilter")
 
     def post_filter_steps(
         self,
