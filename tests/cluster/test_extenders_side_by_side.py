@@ -12,6 +12,7 @@ byte for byte the same FailedScheduling message.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -127,14 +128,9 @@ def profile(
     return PROFILE
 
 
-def _two_nodes(plane: LocalControlPlane) -> tuple[str, str, str]:
-    """A node group of one node the pods prefer (node affinity, weight 100) and one other."""
-    group = make_nodes(plane, 1, kind="preferred", labels={PREFERRED_LABEL: "yes"})
-    make_nodes(plane, 1, group=group, kind="other")
-    return group, f"{group}-preferred-00000", f"{group}-other-00000"
-
-
 def _pod(name: str, group: str, scheduler: str, *, resource: str | None) -> dict[str, Any]:
+    """A pod preferring the group's `preferred` node (node affinity, weight 100) and, when
+    `resource` is given, requesting one of that scenario's managed resource."""
     preference = {"matchExpressions": [{"key": PREFERRED_LABEL, "operator": "Exists"}]}
     affinity = {
         "nodeAffinity": {
@@ -151,54 +147,6 @@ def _pod(name: str, group: str, scheduler: str, *, resource: str | None) -> dict
     return body
 
 
-def _both(
-    plane: LocalControlPlane,
-    berth: BerthReplica,
-    namespace: str,
-    group: str,
-    name: str,
-    *,
-    resource: str | None,
-) -> tuple[str, str]:
-    """The same pod for Berth (`<name>-ours`) and for kube-scheduler (`<name>-theirs`)."""
-    wait_berth_sees_all_nodes(plane, berth)
-    ours, theirs = f"{name}-ours", f"{name}-theirs"
-    create(
-        plane,
-        namespace,
-        _pod(ours, group, PROFILE, resource=resource),
-        _pod(theirs, group, DEFAULT_SCHEDULER, resource=resource),
-    )
-    return ours, theirs
-
-
-def _placed(
-    plane: LocalControlPlane,
-    berth: BerthReplica,
-    namespace: str,
-    group: str,
-    name: str,
-    *,
-    resource: str | None,
-) -> tuple[str, str]:
-    ours, theirs = _both(plane, berth, namespace, group, name, resource=resource)
-    bound = wait_bound(plane, namespace, [ours, theirs])
-    return bound[ours], bound[theirs]
-
-
-def _refused(
-    plane: LocalControlPlane,
-    berth: BerthReplica,
-    namespace: str,
-    group: str,
-    name: str,
-    *,
-    resource: str,
-) -> tuple[str, str]:
-    ours, theirs = _both(plane, berth, namespace, group, name, resource=resource)
-    return wait_unschedulable(plane, namespace, ours), wait_unschedulable(plane, namespace, theirs)
-
-
 def _pods_called(server: ExtenderServer, verb: str) -> set[str]:
     names = set()
     for body in server.bodies(verb):
@@ -207,143 +155,144 @@ def _pods_called(server: ExtenderServer, verb: str) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("scenario", ["full", "cached"], ids=["node-objects", "node-cache"])
-def test_an_extender_filters_nodes_out_as_for_kube_scheduler(
+@dataclass
+class Scene:
+    """Both schedulers with the extenders, a namespace, and the same pod given to each."""
+
+    plane: LocalControlPlane
+    berth: BerthReplica
+    servers: dict[str, ExtenderServer]
+    namespace: str
+
+    def two_nodes(self) -> tuple[str, str, str]:
+        """A node group of one node the pods prefer and one other: (group, preferred, other)."""
+        group = make_nodes(self.plane, 1, kind="preferred", labels={PREFERRED_LABEL: "yes"})
+        make_nodes(self.plane, 1, group=group, kind="other")
+        return group, f"{group}-preferred-00000", f"{group}-other-00000"
+
+    def _both(self, group: str, name: str, resource: str | None) -> tuple[str, str]:
+        """The same pod for Berth (`<name>-ours`) and for kube-scheduler (`<name>-theirs`)."""
+        wait_berth_sees_all_nodes(self.plane, self.berth)
+        ours, theirs = f"{name}-ours", f"{name}-theirs"
+        create(
+            self.plane,
+            self.namespace,
+            _pod(ours, group, PROFILE, resource=resource),
+            _pod(theirs, group, DEFAULT_SCHEDULER, resource=resource),
+        )
+        return ours, theirs
+
+    def placed(self, group: str, name: str, *, resource: str | None) -> tuple[str, str]:
+        """Where each scheduler bound its pod: (Berth's node, kube-scheduler's node)."""
+        ours, theirs = self._both(group, name, resource)
+        bound = wait_bound(self.plane, self.namespace, [ours, theirs])
+        return bound[ours], bound[theirs]
+
+    def refused(self, group: str, name: str, *, resource: str) -> tuple[str, str]:
+        """Each scheduler's PodScheduled=False message: (Berth's, kube-scheduler's)."""
+        ours, theirs = self._both(group, name, resource)
+        return (
+            wait_unschedulable(self.plane, self.namespace, ours),
+            wait_unschedulable(self.plane, self.namespace, theirs),
+        )
+
+
+@pytest.fixture
+def scene(
     control_plane: LocalControlPlane,
     berth: BerthReplica,
     reference: None,
     profile: str,
     servers: dict[str, ExtenderServer],
     namespace: str,
-    scenario: str,
-) -> None:
-    group, preferred, other = _two_nodes(control_plane)
-    script = servers[scenario].script
-    script.failed[preferred] = "no licence here"
-    script.unresolvable[other] = "wrong rack"
-    ours, theirs = _refused(control_plane, berth, namespace, group, "refused", resource=scenario)
+) -> Scene:
+    return Scene(control_plane, berth, servers, namespace)
+
+
+@pytest.mark.parametrize("scenario", ["full", "cached"], ids=["node-objects", "node-cache"])
+def test_an_extender_filters_nodes_out_as_for_kube_scheduler(scene: Scene, scenario: str) -> None:
+    group, preferred, other = scene.two_nodes()
+    server = scene.servers[scenario]
+    server.script.failed[preferred] = "no licence here"
+    server.script.unresolvable[other] = "wrong rack"
+    ours, theirs = scene.refused(group, "refused", resource=scenario)
     assert "1 no licence here, 1 wrong rack" in theirs
     assert ours == theirs
-    del script.unresolvable[other]
+    del server.script.unresolvable[other]
     # The extender steers the pods away from the node the plugins prefer.
-    assert _placed(control_plane, berth, namespace, group, "steered", resource=scenario) == (
-        other,
-        other,
-    )
-    offered = servers[scenario].bodies("filter")
+    assert scene.placed(group, "steered", resource=scenario) == (other, other)
     cached = scenario == "cached"
-    assert all((body["NodeNames"] is not None) == cached for body in offered)
-    assert {f"steered-{who}" for who in ("ours", "theirs")} <= _pods_called(
-        servers[scenario], "filter"
-    )
+    assert all((body["NodeNames"] is not None) == cached for body in server.bodies("filter"))
+    assert {"steered-ours", "steered-theirs"} <= _pods_called(server, "filter")
 
 
 def test_an_extender_managing_resources_is_not_called_for_a_pod_without_them(
-    control_plane: LocalControlPlane,
-    berth: BerthReplica,
-    reference: None,
-    profile: str,
-    servers: dict[str, ExtenderServer],
-    namespace: str,
+    scene: Scene,
 ) -> None:
-    group, preferred, _ = _two_nodes(control_plane)
-    servers["full"].script.failed[preferred] = "no licence here"
-    assert _placed(control_plane, berth, namespace, group, "plain", resource=None) == (
-        preferred,
-        preferred,
-    )
-    called = set().union(*(_pods_called(server, "filter") for server in servers.values()))
+    group, preferred, _ = scene.two_nodes()
+    scene.servers["full"].script.failed[preferred] = "no licence here"
+    assert scene.placed(group, "plain", resource=None) == (preferred, preferred)
+    called = set().union(*(_pods_called(server, "filter") for server in scene.servers.values()))
     assert not {"plain-ours", "plain-theirs"} & called
 
 
 @pytest.mark.parametrize(("weight", "wins"), [(1, "preferred"), (5, "other")])
 def test_extender_scores_count_with_their_weight_as_for_kube_scheduler(
-    control_plane: LocalControlPlane,
-    berth: BerthReplica,
-    reference: None,
-    profile: str,
-    servers: dict[str, ExtenderServer],
-    namespace: str,
-    weight: int,
-    wins: str,
+    scene: Scene, weight: int, wins: str
 ) -> None:
     # NodeAffinity gives the preferred node 100 x 2; the extender gives the other node
     # 10 x weight x 10: 100 does not beat 200, 500 does.
-    group, preferred, other = _two_nodes(control_plane)
-    server = servers[f"w{weight}"]
+    group, preferred, other = scene.two_nodes()
+    server = scene.servers[f"w{weight}"]
     server.script.scores[other] = 10
     expected = preferred if wins == "preferred" else other
-    placed = _placed(control_plane, berth, namespace, group, f"w{weight}", resource=f"w{weight}")
-    assert placed == (expected, expected)
+    assert scene.placed(group, f"w{weight}", resource=f"w{weight}") == (expected, expected)
     assert {f"w{weight}-ours", f"w{weight}-theirs"} <= _pods_called(server, "prioritize")
 
 
-def test_a_binding_extender_binds_for_both_schedulers(
-    control_plane: LocalControlPlane,
-    berth: BerthReplica,
-    reference: None,
-    profile: str,
-    servers: dict[str, ExtenderServer],
-    namespace: str,
-) -> None:
-    group, preferred, _ = _two_nodes(control_plane)
-    placed = _placed(control_plane, berth, namespace, group, "bound", resource="binder")
-    assert placed == (preferred, preferred)
-    bindings = {(body["PodName"], body["Node"]) for body in servers["binder"].bodies("bind")}
+def test_a_binding_extender_binds_for_both_schedulers(scene: Scene) -> None:
+    group, preferred, _ = scene.two_nodes()
+    assert scene.placed(group, "bound", resource="binder") == (preferred, preferred)
+    bindings = {(body["PodName"], body["Node"]) for body in scene.servers["binder"].bodies("bind")}
     assert {("bound-ours", preferred), ("bound-theirs", preferred)} <= bindings
 
 
-def test_an_extender_that_times_out_fails_the_attempt_unless_ignorable(
-    control_plane: LocalControlPlane,
-    berth: BerthReplica,
-    reference: None,
-    profile: str,
-    servers: dict[str, ExtenderServer],
-    namespace: str,
-) -> None:
-    group, preferred, _ = _two_nodes(control_plane)
-    ours, theirs = _refused(control_plane, berth, namespace, group, "late", resource="slow")
-    url = servers["slow"].url
+def test_an_extender_that_times_out_fails_the_attempt_unless_ignorable(scene: Scene) -> None:
+    group, preferred, _ = scene.two_nodes()
+    ours, theirs = scene.refused(group, "late", resource="slow")
+    url = scene.servers["slow"].url
     assert theirs == (
         f'Post "{url}/filter": context deadline exceeded '
         "(Client.Timeout exceeded while awaiting headers)"
     )
     assert ours == theirs
-    placed = _placed(control_plane, berth, namespace, group, "skipped", resource="slow-ignorable")
-    assert placed == (preferred, preferred)
+    assert scene.placed(group, "skipped", resource="slow-ignorable") == (preferred, preferred)
 
 
-def test_a_preempting_extender_is_sent_the_victims_by_both_schedulers(
-    control_plane: LocalControlPlane,
-    berth: BerthReplica,
-    reference: None,
-    profile: str,
-    servers: dict[str, ExtenderServer],
-    namespace: str,
-) -> None:
-    low = create_priority_class(control_plane, 10)
-    high = create_priority_class(control_plane, 1000)
-    placed = {}
+def test_a_preempting_extender_is_sent_the_victims_by_both_schedulers(scene: Scene) -> None:
+    plane = scene.plane
+    low = create_priority_class(plane, 10)
+    high = create_priority_class(plane, 1000)
+    nodes = {}
     for who, scheduler in (("ours", PROFILE), ("theirs", DEFAULT_SCHEDULER)):
-        group = make_nodes(control_plane, 1, allocatable={"cpu": "1", "memory": "4Gi", "pods": "9"})
-        node = f"{group}-n-00000"
+        group = make_nodes(plane, 1, allocatable={"cpu": "1", "memory": "4Gi", "pods": "9"})
+        node = nodes[who] = f"{group}-n-00000"
         victim = pod_body(f"victim-{who}", group, cpu="800m", priorityClassName=low)
         victim["spec"]["nodeName"] = node  # created bound: neither scheduler placed it
         preemptor = _pod(f"preemptor-{who}", group, scheduler, resource="preempter")
         preemptor["spec"]["priorityClassName"] = high
         preemptor["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "800m"
-        wait_berth_sees_all_nodes(control_plane, berth)
-        create(control_plane, namespace, victim, preemptor)
-        placed[who] = (wait_bound(control_plane, namespace, [f"preemptor-{who}"]), node)
-    for who, (bound, node) in placed.items():
+        wait_berth_sees_all_nodes(plane, scene.berth)
+        create(plane, scene.namespace, victim, preemptor)
+        bound = wait_bound(plane, scene.namespace, [f"preemptor-{who}"])
         assert bound == {f"preemptor-{who}": node}
     sent = {
         body["Pod"]["metadata"]["name"]: {
             name: [pod["metadata"]["name"] for pod in victims["Pods"]]
             for name, victims in body["NodeNameToVictims"].items()
         }
-        for body in servers["preempter"].bodies("preempt")
+        for body in scene.servers["preempter"].bodies("preempt")
     }
-    # Whole victims (the extender has no node cache), read as kube-scheduler sends them.
-    assert sent["preemptor-ours"] == {placed["ours"][1]: ["victim-ours"]}
-    assert sent["preemptor-theirs"] == {placed["theirs"][1]: ["victim-theirs"]}
+    # Whole victims (the extender has no node cache), as kube-scheduler sends them.
+    assert sent["preemptor-ours"] == {nodes["ours"]: ["victim-ours"]}
+    assert sent["preemptor-theirs"] == {nodes["theirs"]: ["victim-theirs"]}
