@@ -176,3 +176,27 @@ async def test_a_failing_binding_extender_fails_the_bind_unless_ignorable(
         assert binder.posted == []
         assert reporter.failures == [("p", failure, SchedulingReason.SCHEDULER_ERROR)]
         assert not scheduler.cache.is_assumed(pod.uid)
+
+
+async def test_a_pod_extenders_rejected_is_retried_on_any_cluster_event() -> None:
+    class RejectAll(FakeExtenders):
+        async def filter(
+            self, extender: ExtenderConfig, pod: Pod, nodes: Sequence[Node]
+        ) -> FilterResult | ExtenderFailed:
+            return FilterResult(failed={node.name: "no licence" for node in nodes})
+
+    extenders = RejectAll()
+    scheduler, reporter = _scheduler(extenders, FILTERING)
+    scheduler.on_node(_node("a"))
+    pod = _pod("p")
+    scheduler.on_pod(pod)
+    info = scheduler.queue.pop_nowait()
+    assert info is not None
+    await scheduler.schedule_with_extenders(info, extenders)
+    assert reporter.failures == [
+        ("p", "0/1 nodes are available: 1 no licence.", SchedulingReason.UNSCHEDULABLE)
+    ]
+    assert scheduler.queue.queue_of(pod.uid) == "unschedulable"
+    # kube-scheduler: extenders say nothing of what helps, so any event may.
+    scheduler.on_node(make_node("unrelated").label("x", "y").build())
+    assert scheduler.queue.queue_of(pod.uid) != "unschedulable"
