@@ -20,6 +20,7 @@ from berth.engine.framework.runtime import plugin_summary
 from berth.engine.registry import Registry
 from berth.kube.extender_client import tls_context
 from berth.profiles import LoadedProfile, load_profile
+from berth.profiles.extenders import extender_document
 from berth.profiles.loading import KIND
 from berth.scheduling.loop import Scheduler
 
@@ -61,6 +62,8 @@ class ProfileController:
                 "plugins": plugin_summary(loaded.framework),
                 "scoreWeights": loaded.framework.score_weights,
                 "percentageOfNodesToScore": loaded.framework.percentage_of_nodes_to_score,
+                # In call order, the global ones included; PEM data redacted.
+                "extenders": [extender_document(e) for e in loaded.framework.extenders],
             }
             for name, loaded in sorted(self._serving.items())
         }

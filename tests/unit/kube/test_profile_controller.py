@@ -137,6 +137,8 @@ def test_a_profile_serves_with_the_global_extenders_before_its_own() -> None:
     served = scheduler.profiles.get("berth")
     assert served is not None
     assert [e.url_prefix for e in served.extenders] == ["http://global", "http://own"]
+    shown = controller.configz()["berth"]["extenders"]
+    assert [entry["urlPrefix"] for entry in shown] == ["http://global", "http://own"]
 
 
 def test_a_profile_whose_extender_tls_material_cannot_load_is_invalid() -> None:
