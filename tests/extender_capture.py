@@ -41,7 +41,7 @@ DATA = Path(__file__).parent / "data" / "extender"
 MANAGED = "example.com/foo"
 
 
-def _binder(plane: LocalControlPlane) -> Callable[[Mapping[str, Any]], str]:
+def api_binder(plane: LocalControlPlane) -> Callable[[Mapping[str, Any]], str]:
     """An extender's bind: POST the Binding kube-scheduler asked for."""
 
     def bind(args: Mapping[str, Any]) -> str:
@@ -77,7 +77,7 @@ def capture_payloads(plane: LocalControlPlane, out: Path) -> None:
     full = ExtenderScript(
         failed={names[2]: "no licence on this node"},
         scores={names[1]: 10, names[0]: 4},
-        bind=_binder(plane),
+        bind=api_binder(plane),
     )
     cached = ExtenderScript(scores={names[0]: 3})
     with ExtenderServer(full) as full_server, ExtenderServer(cached) as cached_server:

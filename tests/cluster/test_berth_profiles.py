@@ -112,10 +112,10 @@ def _score_without_its_pre_score(document: dict[str, Any]) -> str:
     return "spec.plugins.preScore.disabled[0].name: plugin 'InterPodAffinity' runs at score"
 
 
-def _extenders_not_yet_called(document: dict[str, Any]) -> str:
-    # Every field passes the CRD schema and the controller's checks; then the one refusal.
+def _extender_tls_that_cannot_load(document: dict[str, Any]) -> str:
+    # Every field passes the CRD schema and the document checks; its PEM data cannot load.
     document["spec"]["extenders"] = [extender_with_every_field()]
-    return "spec.extenders: extenders are parsed but not yet called by this scheduler"
+    return "spec.extenders[0].tlsConfig.caData: cannot load"
 
 
 def _extender_without_weight(document: dict[str, Any]) -> str:
@@ -129,14 +129,14 @@ def _extender_without_weight(document: dict[str, Any]) -> str:
         _unknown_plugin,
         _bad_args,
         _score_without_its_pre_score,
-        _extenders_not_yet_called,
+        _extender_tls_that_cannot_load,
         _extender_without_weight,
     ],
     ids=[
         "unknown-plugin",
         "bad-args",
         "score-without-pre-score",
-        "extenders-not-yet-called",
+        "extender-tls-cannot-load",
         "extender-without-weight",
     ],
 )

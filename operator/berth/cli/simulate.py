@@ -16,6 +16,7 @@ from typing import Any
 
 from berth.cli.cluster_snapshot import add_arguments as add_cluster_arguments
 from berth.cli.explain_output import add_top_argument, explanation_json, explanation_table
+from berth.cli.extender_answers import http_extender_answers
 from berth.cli.input_files import InputError
 from berth.cli.offline_input import EXIT_BAD_INPUT, add_input_arguments, read_input, say
 from berth.cli.progress import terminal_progress
@@ -91,22 +92,28 @@ def run(args: argparse.Namespace) -> int:
     except InputError as error:
         say("simulate", str(error))
         return EXIT_BAD_INPUT
-    result = simulate(
-        nodes=inputs.nodes,
-        pods=inputs.pods,
-        existing=inputs.existing,
-        pdbs=inputs.pdbs,
-        profiles=inputs.profiles,
-        default=loaded.default_framework(),
-        seed=args.seed,
-        namespaces=inputs.namespaces,
-        workloads=inputs.workloads,
-        storage=inputs.storage,
-        progress=terminal_progress(sys.stderr, total=len(inputs.pods)),
-        explain=args.explain,
-    )
+    with http_extender_answers() as extenders:
+        result = simulate(
+            nodes=inputs.nodes,
+            pods=inputs.pods,
+            existing=inputs.existing,
+            pdbs=inputs.pdbs,
+            profiles=inputs.profiles,
+            default=loaded.default_framework(),
+            seed=args.seed,
+            namespaces=inputs.namespaces,
+            workloads=inputs.workloads,
+            storage=inputs.storage,
+            progress=terminal_progress(sys.stderr, total=len(inputs.pods)),
+            explain=args.explain,
+            extenders=extenders,
+        )
+        if compared is not None:
+            compared_text = compare(
+                args, inputs, first=result, second_profiles=compared, extenders=extenders
+            )
     if compared is not None:
-        text = compare(args, inputs, first=result, second_profiles=compared) + "\n"
+        text = compared_text + "\n"
     elif args.output == "json":
         document = to_json(result, inputs.warnings)
         if args.explain:

@@ -21,7 +21,7 @@ from berth.scheduling.comparison import (
     differences,
     totals,
 )
-from berth.scheduling.simulator import Placement, SimulationResult, simulate
+from berth.scheduling.simulator import ExtenderAnswers, Placement, SimulationResult, simulate
 
 __all__ = ["FRAGMENTATION_HELP", "compare", "comparison_json", "comparison_table"]
 
@@ -121,6 +121,7 @@ def compare(
     *,
     first: SimulationResult,
     second_profiles: dict[str, Framework],
+    extenders: ExtenderAnswers | None = None,
 ) -> str:
     """Run `inputs` again under `second_profiles` with the seed of `first`; the text to print."""
     second = simulate(
@@ -131,6 +132,7 @@ def compare(
         profiles=second_profiles,
         seed=args.seed,
         storage=inputs.storage,
+        extenders=extenders,
     )
     labels = (str(args.profile or "default"), str(args.compare))
     if args.output == "json":

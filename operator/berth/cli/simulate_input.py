@@ -57,8 +57,13 @@ class SimulationInput:
     storage: list[StorageObject] = field(default_factory=list)
 
 
+def _pod_as_read(raw: Mapping[str, Any]) -> Pod:
+    # Bound pods too keep the object as read: preemption sends victims whole to extenders.
+    return replace(Pod.from_dict(raw), source=raw)
+
+
 def _parse(path: Path, kind: str, raw: Mapping[str, Any]) -> Any:
-    parse = {"Node": Node.from_dict, "Pod": Pod.from_dict, PDB_KIND: _parse_pdb}[kind]
+    parse = {"Node": Node.from_dict, "Pod": _pod_as_read, PDB_KIND: _parse_pdb}[kind]
     try:
         return parse(raw)
     except InvalidObjectError as error:

@@ -88,13 +88,15 @@ def _find_feasible(
     search: SearchState,
     diagnosis: FilterDiagnosis,
     nominated: NominatedPods,
+    *,
+    wants_all: bool,
 ) -> tuple[NodeSlots, Status | None]:
     """Filter `candidates` from the round-robin start until enough feasible nodes are found."""
     count = candidates.size
     wanted = num_feasible_nodes_to_find(
         framework.percentage_of_nodes_to_score, search.percentage_of_nodes_to_score, count
     )
-    if not framework.has_score_plugins:
+    if not wants_all:
         wanted = 1
     if count == 0:
         return candidates, None
@@ -171,6 +173,96 @@ def _select_host(slots: NodeSlots, totals: Scores, rng: random.Random) -> int:
     return int(slots[top[rng.randrange(top.size)]] if top.size > 1 else slots[top[0]])
 
 
+@dataclass(slots=True)
+class Begun:
+    """A decision past PreFilter: its cycle state, the diagnosis so far, PreFilter's node names."""
+
+    state: CycleState
+    diagnosis: FilterDiagnosis
+    allowed: frozenset[str] | None
+
+
+def begin_decision(
+    framework: Framework, cluster: ClusterState, pod: Pod, *, metrics: CycleMetrics | None
+) -> Begun | Decision:
+    """Start a decision: no nodes is an error, a PreFilter rejection ends it unschedulable
+    (without PostFilter yet: the caller finishes it with `unschedulable_outcome`)."""
+    state = CycleState(cluster, metrics)
+    node_count = cluster.node_count
+    if node_count == 0:
+        return SchedulingError(NO_NODES_AVAILABLE, state)
+    diagnosis = FilterDiagnosis(node_count=node_count)
+    timer = PointTimer(metrics, "PreFilter")
+    status, allowed = framework.run_pre_filter(state, pod)
+    timer(status)
+    if status.is_success:
+        return Begun(state, diagnosis, allowed)
+    if not status.is_rejection:
+        return SchedulingError(status.message, state)
+    diagnosis.absent_status = status
+    diagnosis.pre_filter_message = status.message
+    diagnosis.record_plugin(status)
+    return Unschedulable(fit_error_message(diagnosis), diagnosis, None, state)
+
+
+def search_feasible(
+    framework: Framework,
+    begun: Begun,
+    pod: Pod,
+    *,
+    search: SearchState,
+    nominated: NominatedPods,
+    wants_all: bool,
+) -> NodeSlots | SchedulingError:
+    """The feasible nodes of a full search (from the round-robin start), with the failures
+    recorded in the diagnosis. `wants_all`: something scores or filters after the plugins
+    (score plugins, extenders), so one feasible node is not enough."""
+    state, diagnosis = begun.state, begun.diagnosis
+    node_count = state.cluster.node_count
+    candidates = narrowed_candidates(framework, state, begun.allowed, diagnosis)
+    feasible, failure = _find_feasible(
+        framework, state, pod, candidates, search, diagnosis, nominated, wants_all=wants_all
+    )
+    processed = feasible.size + diagnosis.explicit_count
+    search.next_start_index = (search.next_start_index + processed) % node_count
+    record_failed_plugins(diagnosis)
+    if failure is not None:
+        return SchedulingError(failure.message, state)
+    return feasible
+
+
+def plugin_totals(
+    framework: Framework, state: CycleState, pod: Pod, feasible: NodeSlots, *, always: bool
+) -> Scores | SchedulingError:
+    """PreScore and Score over `feasible`: each node's weighted total. Without score plugins
+    every node scores 1, unless `always` (extenders will add theirs to the plugins' 0s)."""
+    if not (always or framework.has_score_plugins):
+        return np.ones(feasible.size, dtype=np.int64)
+    metrics = state.metrics
+    pre_score = PointTimer(metrics, "PreScore")(framework.run_pre_score(state, pod, feasible))
+    if not pre_score.is_success:
+        return SchedulingError(pre_score.message, state)
+    timer = PointTimer(metrics, "Score")
+    scored = framework.run_score(state, pod, feasible)
+    timer(scored if isinstance(scored, Status) else SUCCESS)
+    if isinstance(scored, Status):
+        return SchedulingError(scored.message, state)
+    return scored
+
+
+def scheduled_on(
+    begun: Begun, feasible: NodeSlots, totals: Scores | None, rng: random.Random
+) -> Scheduled:
+    """The decision for a non-empty feasible list: its only node, or the best by `totals`."""
+    cluster = begun.state.cluster
+    explicit = begun.diagnosis.explicit_count
+    if totals is None:
+        return Scheduled(cluster.node_at(int(feasible[0])).name, 1 + explicit, 1, begun.state)
+    chosen = _select_host(feasible, totals, rng)
+    size = int(feasible.size)
+    return Scheduled(cluster.node_at(chosen).name, size + explicit, size, begun.state)
+
+
 def schedule_one(
     framework: Framework,
     cluster: ClusterState,
@@ -182,62 +274,34 @@ def schedule_one(
     nominated: NominatedPods | None = None,
     metrics: CycleMetrics | None = None,
 ) -> Decision:
-    state = CycleState(cluster, metrics)
-    order = cluster.node_order()
-    node_count = int(order.size)
-    if node_count == 0:
-        return SchedulingError(NO_NODES_AVAILABLE, state)
-    diagnosis = FilterDiagnosis(node_count=node_count)
-
-    timer = PointTimer(metrics, "PreFilter")
-    status, allowed = framework.run_pre_filter(state, pod)
-    timer(status)
-    if not status.is_success:
-        if not status.is_rejection:
-            return SchedulingError(status.message, state)
-        diagnosis.absent_status = status
-        diagnosis.pre_filter_message = status.message
-        diagnosis.record_plugin(status)
-        return unschedulable_outcome(framework, state, pod, diagnosis, run_post_filter)
-
+    """One decision for a profile without extenders (berth.engine.extended_decision has them)."""
+    begun = begin_decision(framework, cluster, pod, metrics=metrics)
+    if isinstance(begun, Unschedulable):
+        return unschedulable_outcome(framework, begun.state, pod, begun.diagnosis, run_post_filter)
+    if not isinstance(begun, Begun):
+        return begun
+    state = begun.state
     feasible = nominated_node_fits(framework, state, pod, nominated or {})
     if feasible is None:
-        candidates = narrowed_candidates(framework, state, allowed, diagnosis)
-        feasible, failure = _find_feasible(
-            framework, state, pod, candidates, search, diagnosis, nominated or {}
+        searched = search_feasible(
+            framework,
+            begun,
+            pod,
+            search=search,
+            nominated=nominated or {},
+            wants_all=framework.has_score_plugins,
         )
-        processed = feasible.size + diagnosis.explicit_count
-        search.next_start_index = (search.next_start_index + processed) % node_count
-        record_failed_plugins(diagnosis)
-        if failure is not None:
-            return SchedulingError(failure.message, state)
-
+        if isinstance(searched, SchedulingError):
+            return searched
+        feasible = searched
     if feasible.size == 0:
-        return unschedulable_outcome(framework, state, pod, diagnosis, run_post_filter)
+        return unschedulable_outcome(framework, state, pod, begun.diagnosis, run_post_filter)
     if feasible.size == 1:
-        return Scheduled(
-            cluster.node_at(int(feasible[0])).name, 1 + diagnosis.explicit_count, 1, state
-        )
-
-    if not framework.has_score_plugins:
-        totals = np.ones(feasible.size, dtype=np.int64)
-    else:
-        pre_score = PointTimer(metrics, "PreScore")(framework.run_pre_score(state, pod, feasible))
-        if not pre_score.is_success:
-            return SchedulingError(pre_score.message, state)
-        timer = PointTimer(metrics, "Score")
-        scored = framework.run_score(state, pod, feasible)
-        timer(scored if isinstance(scored, Status) else SUCCESS)
-        if isinstance(scored, Status):
-            return SchedulingError(scored.message, state)
-        totals = scored
-    chosen = _select_host(feasible, totals, rng)
-    return Scheduled(
-        cluster.node_at(chosen).name,
-        int(feasible.size) + diagnosis.explicit_count,
-        int(feasible.size),
-        state,
-    )
+        return scheduled_on(begun, feasible, None, rng)
+    totals = plugin_totals(framework, state, pod, feasible, always=False)
+    if isinstance(totals, SchedulingError):
+        return totals
+    return scheduled_on(begun, feasible, totals, rng)
 
 
 def nominated_node_fits(
@@ -304,5 +368,13 @@ def unschedulable_outcome(
         timer = PointTimer(state.metrics, "PostFilter")
         post_filter = framework.run_post_filter(state, pod, diagnosis)
         timer(post_filter.status)
+    return unschedulable(state, diagnosis, post_filter)
+
+
+def unschedulable(
+    state: CycleState, diagnosis: FilterDiagnosis, post_filter: PostFilterResult | None
+) -> Unschedulable:
+    """The decision when no node fits, with what PostFilter (if it ran) said."""
+    if post_filter is not None:
         diagnosis.post_filter_message = post_filter.status.message
     return Unschedulable(fit_error_message(diagnosis), diagnosis, post_filter, state)

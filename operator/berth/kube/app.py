@@ -24,6 +24,7 @@ from berth.engine.model.node import Node
 from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
 from berth.kube.api import ApiError, ApiSession, ApiTransportError
+from berth.kube.extender_calls import ExtenderMetrics, HttpExtenders, api_pod_reader
 from berth.kube.lease import LeaseElector
 from berth.kube.observer import PrometheusObserver
 from berth.kube.settings import Settings
@@ -70,6 +71,11 @@ class BerthApp:
         self.session = session
         self.reporter = reporter
         self.metrics = metrics
+        registry = metrics.metrics.registry if metrics is not None else None
+        self.extenders = HttpExtenders(
+            ExtenderMetrics(registry) if registry is not None else None,
+            read_pod=api_pod_reader(session),
+        )
         self.scheduler = Scheduler(
             binder=binder,
             reporter=reporter,
@@ -82,6 +88,7 @@ class BerthApp:
             max_backoff=settings.pod_max_backoff_seconds,
             max_in_unschedulable=settings.pod_max_in_unschedulable_seconds,
             percentage_of_nodes_to_score=settings.percentage_of_nodes_to_score,
+            extenders=self.extenders,
         )
         self.leadership = Leadership()
         self._loop_task: asyncio.Task[None] | None = None
@@ -118,17 +125,16 @@ class BerthApp:
         watched = storage_kind_named(kind)
         if watched is None:
             raise ValueError(f"not a watched storage kind: {kind!r}")
-        intake = self.scheduler.storage_intake
         if event_type == "DELETED":
             key = watched.key_of(raw)
             if key is None:
                 logger.warning("Ignoring a deleted %s without a readable metadata.name", kind)
             else:
-                intake.on_deleted(kind, key)
+                self.scheduler.on_storage_deleted(kind, key)
             return
         obj = _readable(watched.parse, raw)
         if obj is not None:
-            intake.on_object(obj)
+            self.scheduler.on_storage_object(obj)
 
     def on_pdb_event(self, event_type: str | None, raw: dict[str, Any]) -> None:
         """A PodDisruptionBudget for preemption; an unreadable update keeps the last good one."""
@@ -242,15 +248,15 @@ class BerthApp:
         and left as the watch has it: kopf cannot watch it either, and scheduling every pod
         that uses no volume beats scheduling none.
         """
-        intake = self.scheduler.storage_intake
+        scheduler = self.scheduler
         for watched in STORAGE_KINDS:
-            intake.begin_listing(watched.kind)
+            scheduler.begin_storage_listing(watched.kind)
             try:
                 raw_objects, _ = await self.session.list_json(watched.list_path)
             except ApiError as failure:
                 if failure.status != 403:
                     raise
-                intake.cancel_listing(watched.kind)
+                scheduler.cancel_storage_listing(watched.kind)
                 logger.error(
                     "Cannot list %s (%s): the volume plugins see none; Berth's ClusterRole "
                     "needs get, list and watch on %s",
@@ -259,7 +265,7 @@ class BerthApp:
                     watched.plural,
                 )
                 continue
-            intake.reconcile(
+            scheduler.reconcile_storage(
                 watched.kind,
                 [obj for raw in raw_objects if (obj := _readable(watched.parse, raw)) is not None],
             )
@@ -271,5 +277,6 @@ class BerthApp:
             self._loop_task.cancel()
             await asyncio.gather(self._loop_task, return_exceptions=True)
         await self.scheduler.drain_binds()
+        await self.extenders.close()
         if self.lease is not None:
             await self.lease.stand_down()

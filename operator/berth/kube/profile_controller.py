@@ -14,10 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from berth.engine.errors import InvalidObjectError, capped
+from berth.engine.errors import FieldError, InvalidObjectError, capped
+from berth.engine.extenders import ExtenderConfig
 from berth.engine.framework.runtime import plugin_summary
 from berth.engine.registry import Registry
+from berth.kube.extender_client import tls_context
 from berth.profiles import LoadedProfile, load_profile
+from berth.profiles.extenders import extender_document
+from berth.profiles.loading import KIND
 from berth.scheduling.loop import Scheduler
 
 logger = logging.getLogger(__name__)
@@ -35,10 +39,18 @@ class Verdict:
 
 
 class ProfileController:
-    def __init__(self, scheduler: Scheduler, session: Any, *, registry: Registry) -> None:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        session: Any,
+        *,
+        registry: Registry,
+        extenders: tuple[ExtenderConfig, ...] = (),
+    ) -> None:
         self._scheduler = scheduler
         self._session = session
         self._registry = registry  # in-tree plugins and installed plugin packages
+        self._extenders = extenders  # berth run --config's, called for every profile first
         # resource name -> what it serves (the last good version)
         self._serving: dict[str, LoadedProfile] = {}
 
@@ -50,9 +62,26 @@ class ProfileController:
                 "plugins": plugin_summary(loaded.framework),
                 "scoreWeights": loaded.framework.score_weights,
                 "percentageOfNodesToScore": loaded.framework.percentage_of_nodes_to_score,
+                # In call order, the global ones included; PEM data redacted.
+                "extenders": [extender_document(e) for e in loaded.framework.extenders],
             }
             for name, loaded in sorted(self._serving.items())
         }
+
+    def _check_tls(self, loaded: LoadedProfile) -> None:
+        """The profile's own extenders' TLS material loads (kube-scheduler refuses to start on
+        material it cannot load; the global extenders were checked when Berth started)."""
+        own = loaded.framework.config.extenders[len(self._extenders) :]
+        for index, extender in enumerate(own):
+            try:
+                tls_context(extender)
+            except FieldError as bad:
+                raise InvalidObjectError(
+                    kind=KIND,
+                    name=loaded.name,
+                    field=f"spec.extenders[{index}].{bad.field}",
+                    problem=bad.problem,
+                ) from None
 
     def apply(self, document: Mapping[str, Any]) -> Verdict:
         """Validate one SchedulerProfile and swap it in when valid (pure decision + in-memory swap).
@@ -69,7 +98,9 @@ class ProfileController:
         previous = self._serving.get(name)
         serving = previous.generation if previous else None
         try:
-            return self._swap_in(name, generation, load_profile(document, registry=self._registry))
+            loaded = load_profile(document, registry=self._registry, extenders=self._extenders)
+            self._check_tls(loaded)
+            return self._swap_in(name, generation, loaded)
         except InvalidObjectError as error:
             logger.warning("%s (the last good version keeps serving)", error)
             return Verdict(False, "Invalid", f"{error.field}: {error.problem}", generation, serving)

@@ -21,8 +21,9 @@ import yaml
 
 from berth.engine.errors import FieldError
 from berth.engine.extenders import ExtenderConfig
+from berth.kube.extender_client import tls_context
 from berth.kube.lease import LeaseTiming
-from berth.profiles.extenders import extender_document, parse_extenders, refuse_uncalled
+from berth.profiles.extenders import extender_document, parse_extenders
 
 __all__ = [
     "CONFIG_ENV",
@@ -300,7 +301,11 @@ def _extenders(value: object, path: Path) -> tuple[ExtenderConfig, ...]:
     """The global `extenders:` list, read and checked as kube-scheduler reads its own."""
     try:
         extenders = parse_extenders(value, _EXTENDERS_KEY)
-        refuse_uncalled(extenders, _EXTENDERS_KEY)
+        for index, extender in enumerate(extenders):
+            try:
+                tls_context(extender)  # kube-scheduler refuses to start on unloadable material
+            except FieldError as bad:
+                raise FieldError(f"{_EXTENDERS_KEY}[{index}].{bad.field}", bad.problem) from None
     except FieldError as error:
         raise SettingsError(f"{path}: {error}") from None
     return extenders

@@ -168,7 +168,9 @@ async def start(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> None:
         preemptor=preemptor,
         lease=lease,
     )
-    profiles = ProfileController(app.scheduler, session, registry=registry)
+    profiles = ProfileController(
+        app.scheduler, session, registry=registry, extenders=settings.extenders
+    )
     server = HealthServer(
         settings.metrics_host,
         settings.metrics_port,

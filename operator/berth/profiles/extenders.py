@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -27,11 +28,12 @@ from berth.engine.extenders import (
     ManagedResource,
     extended_resource_name_problem,
 )
+from berth.engine.framework.names import NODE_RESOURCES_FIT
+from berth.engine.profile import ProfileConfig
 from berth.profiles.strict import as_object, check_known_fields
 
-# Until the scheduling and binding cycles call extenders, a configuration that has
-# them is refused instead of scheduling as if they were absent (see refuse_uncalled).
-NOT_YET_CALLED = "extenders are parsed but not yet called by this scheduler"
+# Where a profile's extenders list says the global ones are (berth run --config).
+GLOBAL_EXTENDERS = "extenders"
 
 _EXTENDER_FIELDS = frozenset(
     {
@@ -210,29 +212,57 @@ def parse_extenders(raw: object, where: str) -> tuple[ExtenderConfig, ...]:
     if not isinstance(raw, list):
         raise FieldError(where, f"expected a list of extenders, got {shown(raw)}")
     extenders = tuple(parse_extender(item, f"{where}[{index}]") for index, item in enumerate(raw))
+    _check_together([(f"{where}[{i}]", extender) for i, extender in enumerate(extenders)], where)
+    return extenders
+
+
+def _check_together(placed: list[tuple[str, ExtenderConfig]], where: str) -> None:
+    """kube-scheduler's checks across one list: a managed resource belongs to one extender,
+    and at most one extender binds. `placed` pairs each extender with its document path."""
     managed_by: set[str] = set()
-    for index, extender in enumerate(extenders):
+    for at, extender in placed:
         for position, managed in enumerate(extender.managed_resources):
             if managed.name in managed_by:
                 raise FieldError(
-                    f"{where}[{index}].managedResources[{position}].name",
+                    f"{at}.managedResources[{position}].name",
                     f"Invalid value: {managed.name!r}: duplicate extender managed resource name",
                 )
             managed_by.add(managed.name)
-    binders = sum(extender.is_binder for extender in extenders)
+    binders = sum(extender.is_binder for _, extender in placed)
     if binders > 1:
         raise FieldError(
             where,
             f"Invalid value: 'found {binders} extenders implementing bind': "
             "only one extender can implement bind",
         )
-    return extenders
 
 
-def refuse_uncalled(extenders: tuple[ExtenderConfig, ...], where: str) -> None:
-    """Refuse configured extenders while the cycles do not call them yet (the one place to lift)."""
-    if extenders:
-        raise FieldError(where, NOT_YET_CALLED)
+def with_extenders(
+    config: ProfileConfig, global_extenders: tuple[ExtenderConfig, ...], where: str
+) -> ProfileConfig:
+    """The profile as it runs: the global extenders (`berth run --config`) followed by its own
+    `spec.extenders` (at `where`), checked together as kube-scheduler checks its one list; and,
+    as kube-scheduler does, the resources they manage with ignoredByScheduler replace
+    NodeResourcesFit's ignoredResources."""
+    own = config.extenders
+    if not global_extenders and not own:
+        return config
+    placed = [(f"{GLOBAL_EXTENDERS}[{i}]", e) for i, e in enumerate(global_extenders)]
+    placed += [(f"{where}[{i}]", e) for i, e in enumerate(own)]
+    _check_together(placed, where)
+    extenders = global_extenders + own
+    plugin_args = dict(config.plugin_args)
+    ignored = [
+        managed.name
+        for extender in extenders
+        for managed in extender.managed_resources
+        if managed.ignored_by_scheduler
+    ]
+    if ignored:
+        fit_args = dict(plugin_args.get(NODE_RESOURCES_FIT) or {})
+        fit_args["ignoredResources"] = ignored
+        plugin_args[NODE_RESOURCES_FIT] = fit_args
+    return dataclasses.replace(config, extenders=extenders, plugin_args=plugin_args)
 
 
 def _shown_pem(data: bytes, *, redact: bool) -> str:

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.engine.errors import FieldError, InvalidObjectError, ProfileError, ProfileField, shown
+from berth.engine.extenders import ExtenderConfig
 from berth.engine.framework.runtime import Framework, build_framework
 from berth.engine.registry import Registry
 from berth.profiles.defaults import with_defaults
 from berth.profiles.document import parse_profile_spec
-from berth.profiles.extenders import refuse_uncalled
+from berth.profiles.extenders import with_extenders
 from berth.profiles.strict import check_known_fields
 
 API_GROUP = "berth.dev"
@@ -90,25 +91,30 @@ def framework_from_spec(
     registry: Registry | None = None,
     root: str = "spec",
     merge_defaults: bool = True,
+    extenders: tuple[ExtenderConfig, ...] = (),  # the global ones, called before its own
 ) -> Framework:
     """Build one profile document (a SchedulerProfile `spec` or a KubeSchedulerConfiguration
     `profiles[]` entry at `root`); raises `FieldError` with the document's field path.
 
     `merge_defaults=False` builds exactly the plugins listed (for tests with fake plugins).
     """
-    config = parse_profile_spec(spec, root=root)
-    refuse_uncalled(config.extenders, f"{root}.extenders")
+    config = with_extenders(parse_profile_spec(spec, root=root), extenders, f"{root}.extenders")
     try:
         return build_framework(with_defaults(config) if merge_defaults else config, registry)
     except ProfileError as bad:
         raise FieldError(document_field(spec, bad.at, root=root), bad.problem) from None
 
 
-def load_profile(document: Mapping[Any, Any], *, registry: Registry | None = None) -> LoadedProfile:
+def load_profile(
+    document: Mapping[Any, Any],
+    *,
+    registry: Registry | None = None,
+    extenders: tuple[ExtenderConfig, ...] = (),  # the global ones (berth run --config)
+) -> LoadedProfile:
     """Validate and build a SchedulerProfile; raises `InvalidObjectError` naming the field."""
     name = _display_name(document)
     try:
-        framework = framework_from_spec(_spec(document), registry=registry)
+        framework = framework_from_spec(_spec(document), registry=registry, extenders=extenders)
     except FieldError as bad:
         field = bad.field.lstrip(".")
         raise InvalidObjectError(kind=KIND, name=name, field=field, problem=bad.problem) from None

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from berth.engine.diagnosis import one_node_message
+from berth.engine.extenders import is_interested
 from berth.engine.framework.events import ClusterEvent
 from berth.engine.framework.status import SUCCESS, Code, Status, error
 from berth.engine.framework.waiting_pods import WaitingPod, timeout_message
@@ -24,10 +25,12 @@ from berth.engine.model.pod import Pod
 from berth.scheduling import cluster_events
 from berth.scheduling.cache import SchedulerCache
 from berth.scheduling.failures import FailureHandler
+from berth.scheduling.held_changes import HeldChanges
 from berth.scheduling.ports import (
     Binder,
     BindOutcome,
     BindResult,
+    ExtenderCalls,
     Preemptor,
     Reporter,
     SchedulingObserver,
@@ -105,7 +108,11 @@ class BindingCycle:
         clock: TimerClock,
         term: Term,
         max_binds_in_flight: int,
+        held: HeldChanges,
+        extenders: ExtenderCalls | None = None,
     ) -> None:
+        self._held = held
+        self._extenders = extenders
         self._cache = cache
         self._queue = queue
         self._notify = notify
@@ -145,18 +152,19 @@ class BindingCycle:
             if status.is_success:
                 async with self._bind_slots:
                     if not self._term.is_current(epoch):
-                        self._undo(assumed)
+                        self._held.apply(self._undo, assumed)
                         return
                     status = await self._pre_bind_and_bind(assumed)
+            # What follows changes the cache: it waits while a decision awaits extenders.
             if not self._term.is_current(epoch):
-                self._undo(assumed)  # leadership changed while it waited: never report
+                self._held.apply(self._undo, assumed)  # leadership changed: never report
             elif status.is_success:
-                self._bound(assumed)
+                self._held.apply(self._bound, assumed)
             else:
-                self._failed(assumed, status)
+                self._held.apply(self._failed, assumed, status)
         except Exception as failure:  # a plugin bug must cost one pod an attempt, not the loop
             logger.exception("Binding cycle of %s failed unexpectedly", assumed.pod.key)
-            self._failed(assumed, error(f"internal error: {failure}"))
+            self._held.apply(self._failed, assumed, error(f"internal error: {failure}"))
         finally:
             metrics = assumed.decision.state.metrics
             if metrics is not None:
@@ -209,10 +217,35 @@ class BindingCycle:
         status = await framework.run_pre_bind(state, pod, node_name)
         if not status.is_success:
             return status
+        bound = await self._extender_bind(assumed)
+        if bound is not None:
+            return bound
         status = await framework.run_bind(state, pod, node_name)
         if status.is_skip:
             return error(f"no bind plugin bound pod {pod.key}")
         return status
+
+    async def _extender_bind(self, assumed: Assumed) -> Status | None:
+        """kube-scheduler's extendersBinding: an interested binding extender binds instead of
+        the Bind plugins; its failure fails the binding unless it is ignorable (then the
+        next binder, or the plugins, bind). None: no extender bound."""
+        pod = assumed.pod
+        for extender in assumed.framework.extenders:
+            if not extender.is_binder or not is_interested(extender, pod):
+                continue
+            if self._extenders is None:
+                return error(f"no way to call extender {extender.name} to bind pod {pod.key}")
+            failed = await self._extenders.bind(extender, pod, assumed.node_name)
+            if failed is not None and extender.ignorable:
+                logger.info(
+                    "Skipping ignorable extender %s that failed to bind %s: %s",
+                    extender.name,
+                    pod.key,
+                    failed.message,
+                )
+                continue
+            return SUCCESS if failed is None else error(failed.message)
+        return None
 
     # ------------------------------------------------------------------ outcomes
 

@@ -18,6 +18,7 @@ from berth.engine.cluster import ClusterState, Workload
 from berth.engine.model.node import Node
 from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
+from berth.scheduling.held_changes import HeldChanges
 
 PdbKey = tuple[str, str]  # (namespace, name)
 
@@ -31,6 +32,9 @@ class _Assumed:
 class SchedulerCache:
     def __init__(self) -> None:
         self.cluster = ClusterState()
+        # Changes from the watches wait here while a decision awaits extenders (the scheduler's
+        # intake holds pods and nodes; namespaces, workloads and budgets are held here).
+        self.held = HeldChanges()
         self._assumed: dict[str, _Assumed] = {}
         # While a full listing of budgets is being taken: the keys the watch changed
         # meanwhile, which the listing must not override (see reconcile_pdbs()).
@@ -90,27 +94,27 @@ class SchedulerCache:
     # ------------------------------------------------------------------ namespaces, workloads
 
     def set_namespace(self, name: str, labels: dict[str, str]) -> None:
-        self.cluster.set_namespace(name, labels)
+        self.held.apply(self.cluster.set_namespace, name, labels)
 
     def remove_namespace(self, name: str) -> None:
-        self.cluster.remove_namespace(name)
+        self.held.apply(self.cluster.remove_namespace, name)
 
     def set_workload(self, workload: Workload) -> None:
-        self.cluster.set_workload(workload)
+        self.held.apply(self.cluster.set_workload, workload)
 
     def remove_workload(self, kind: str, namespace: str, name: str) -> None:
-        self.cluster.remove_workload(kind, namespace, name)
+        self.held.apply(self.cluster.remove_workload, kind, namespace, name)
 
     # ------------------------------------------------------------------ disruption budgets
 
     def upsert_pdb(self, pdb: PodDisruptionBudget) -> None:
         """Add or replace a budget from the watch."""
         self._note_watched_pdb((pdb.namespace, pdb.name))
-        self.cluster.set_pdb(pdb)
+        self.held.apply(self.cluster.set_pdb, pdb)
 
     def remove_pdb(self, namespace: str, name: str) -> None:
         self._note_watched_pdb((namespace, name))
-        self.cluster.remove_pdb(namespace, name)
+        self.held.apply(self.cluster.remove_pdb, namespace, name)
 
     def _note_watched_pdb(self, key: PdbKey) -> None:
         if self._pdbs_watched_during_listing is not None:

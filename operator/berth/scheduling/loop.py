@@ -2,8 +2,10 @@
 
 kube-scheduler's shape: watch intake (intake.py) feeds the cache and the queue
 (which owns the nominator); while this replica leads, the loop pops one pod at a
-time and runs its scheduling cycle (scheduling_cycle.py) synchronously; a placed
-pod's binding cycle (binding_cycle.py) then runs as its own task, so decisions are
+time and runs its scheduling cycle (scheduling_cycle.py) synchronously, or, when
+extenders of its profile are interested in the pod, awaiting their answers with
+every change to the cache held meanwhile (held_changes.py); a placed pod's
+binding cycle (binding_cycle.py) then runs as its own task, so decisions are
 sequential and bindings concurrent.
 """
 
@@ -13,6 +15,7 @@ import asyncio
 import logging
 import random
 
+from berth.engine.cluster.storage import StorageObject
 from berth.engine.framework.handle import FrameworkServices
 from berth.engine.framework.runtime import Framework
 from berth.engine.model.node import Node
@@ -23,6 +26,7 @@ from berth.scheduling.failures import FailureHandler
 from berth.scheduling.intake import Intake
 from berth.scheduling.ports import (
     Binder,
+    ExtenderCalls,
     MonotonicClock,
     NullObserver,
     Preemptor,
@@ -55,12 +59,16 @@ class Scheduler:
         max_backoff: float = 10.0,
         max_in_unschedulable: float = 300.0,
         percentage_of_nodes_to_score: int = 0,
+        extenders: ExtenderCalls | None = None,  # None: profiles with extenders cannot run
     ) -> None:
         clock = clock or MonotonicClock()
+        self._extenders = extenders
         self._clock = clock
         self._observer: SchedulingObserver = observer or NullObserver()
         self.term = Term()
         self.cache = SchedulerCache()
+        # Changes to the cache wait here while a decision awaits its extenders.
+        self.held = self.cache.held
         self.profiles = LiveProfiles()
         self.queue = SchedulingQueue(
             clock=clock,
@@ -102,6 +110,8 @@ class Scheduler:
             clock=clock,
             term=self.term,
             max_binds_in_flight=max_binds_in_flight,
+            held=self.held,
+            extenders=extenders,
         )
         # What every served profile's plugins reach through their handle.
         self.services = FrameworkServices(
@@ -111,22 +121,40 @@ class Scheduler:
     # ------------------------------------------------------------------ watch intake
 
     def on_pod(self, pod: Pod) -> None:
-        self.intake.on_pod(pod)
+        self.held.apply(self.intake.on_pod, pod)
 
     def on_pod_deleted(self, pod: Pod) -> None:
-        self.intake.on_pod_deleted(pod)
+        self.held.apply(self.intake.on_pod_deleted, pod)
 
     def on_node(self, node: Node) -> None:
-        self.intake.on_node(node)
+        self.held.apply(self.intake.on_node, node)
 
     def on_node_deleted(self, name: str) -> None:
-        self.intake.on_node_deleted(name)
+        self.held.apply(self.intake.on_node_deleted, name)
 
     def begin_listing(self) -> None:
-        self.intake.begin_listing()
+        self.held.apply(self.intake.begin_listing)
 
     def reconcile(self, nodes: list[Node], pods: list[Pod]) -> None:
-        self.intake.reconcile(nodes, pods)
+        self.held.apply(self.intake.reconcile, nodes, pods)
+
+    # Storage objects go through the same hold: a decision awaiting its extenders must not
+    # see a claim or volume change half-way.
+
+    def on_storage_object(self, obj: StorageObject) -> None:
+        self.held.apply(self.storage_intake.on_object, obj)
+
+    def on_storage_deleted(self, kind: str, key: str) -> None:
+        self.held.apply(self.storage_intake.on_deleted, kind, key)
+
+    def begin_storage_listing(self, kind: str) -> None:
+        self.held.apply(self.storage_intake.begin_listing, kind)
+
+    def cancel_storage_listing(self, kind: str) -> None:
+        self.held.apply(self.storage_intake.cancel_listing, kind)
+
+    def reconcile_storage(self, kind: str, listed: list[StorageObject]) -> None:
+        self.held.apply(self.storage_intake.reconcile, kind, listed)
 
     # ------------------------------------------------------------------ profiles
 
@@ -170,7 +198,10 @@ class Scheduler:
         try:
             while True:
                 info = await self.queue.pop()
-                self.schedule_next(info)
+                if self._extenders is not None and self.scheduling.calls_extenders(info.pod):
+                    await self.schedule_with_extenders(info, self._extenders)
+                else:
+                    self.schedule_next(info)
                 # Give watch handlers and binding cycles a turn between decisions.
                 await asyncio.sleep(0)
         finally:
@@ -181,13 +212,28 @@ class Scheduler:
         try:
             assumed = self.scheduling.schedule_next(info)
         except Exception as failure:  # a bug must cost one pod an attempt, not the loop
-            logger.exception("Scheduling %s failed unexpectedly", info.pod.key)
-            if self.cache.is_assumed(info.pod.uid):
-                self.cache.forget(info.pod.uid)
-            self.scheduling.fail_unexpectedly(info, failure)
+            self._failed_unexpectedly(info, failure)
             return
         if assumed is not None:
             self.binding.start(assumed)
+
+    async def schedule_with_extenders(self, info: QueuedPodInfo, calls: ExtenderCalls) -> None:
+        """`schedule_next` for a pod whose decision awaits extenders: every change to the
+        cache is held until the pod is assumed (or the attempt failed)."""
+        with self.held.hold():
+            try:
+                assumed = await self.scheduling.schedule_with_extenders(info, calls)
+            except Exception as failure:  # a bug must cost one pod an attempt, not the loop
+                self._failed_unexpectedly(info, failure)
+                return
+        if assumed is not None:
+            self.binding.start(assumed)
+
+    def _failed_unexpectedly(self, info: QueuedPodInfo, failure: Exception) -> None:
+        logger.error("Scheduling %s failed unexpectedly", info.pod.key, exc_info=failure)
+        if self.cache.is_assumed(info.pod.uid):
+            self.cache.forget(info.pod.uid)
+        self.scheduling.fail_unexpectedly(info, failure)
 
     async def drain_binds(self) -> None:
         """Wait for every binding cycle started so far (tests and graceful shutdown)."""

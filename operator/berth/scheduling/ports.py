@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from typing import Protocol
 
+from berth.engine.extended_decision import CandidateVictims, ExtenderFailed
+from berth.engine.extenders import ExtenderConfig, FilterResult, HostPriority, MetaVictims
 from berth.engine.framework.handle import Binder, BindOutcome, BindResult
+from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
 
 __all__ = [
@@ -21,6 +24,7 @@ __all__ = [
     "BindResult",
     "Binder",
     "Clock",
+    "ExtenderCalls",
     "MonotonicClock",
     "NullObserver",
     "Preemptor",
@@ -30,6 +34,28 @@ __all__ = [
     "Timer",
     "TimerClock",
 ]
+
+
+class ExtenderCalls(Protocol):
+    """Calls scheduler extenders (the kube layer: over HTTP, one keep-alive client per
+    extender, timed and counted). A failure is answered, never raised, with kube-scheduler's
+    text for it."""
+
+    async def filter(
+        self, extender: ExtenderConfig, pod: Pod, nodes: Sequence[Node]
+    ) -> FilterResult | ExtenderFailed: ...
+
+    async def prioritize(
+        self, extender: ExtenderConfig, pod: Pod, nodes: Sequence[Node]
+    ) -> tuple[HostPriority, ...] | ExtenderFailed: ...
+
+    async def bind(
+        self, extender: ExtenderConfig, pod: Pod, node_name: str
+    ) -> ExtenderFailed | None: ...
+
+    async def preempt(
+        self, extender: ExtenderConfig, pod: Pod, victims: Mapping[str, CandidateVictims]
+    ) -> dict[str, MetaVictims] | ExtenderFailed: ...
 
 
 class Timer(Protocol):

@@ -10,6 +10,7 @@ import logging
 from dataclasses import dataclass
 from enum import IntEnum
 
+from berth.engine.extended_decision import EXTENDER
 from berth.engine.framework.events import (
     Action,
     ClusterEvent,
@@ -69,6 +70,9 @@ class HintTable:
             registrations.extend(
                 _Registration(name, item.event, item.hint) for item in registered[name]
             )
+        if framework.extenders:
+            # Extenders say nothing of what helps a pod they rejected: any event may.
+            registrations.append(_Registration(EXTENDER, _ALL_EVENTS, None))
         self.registrations: tuple[_Registration, ...] = tuple(registrations)
 
     def interested_in(self, event: ClusterEvent) -> bool:

@@ -1,10 +1,13 @@
-"""The scheduling cycle: one synchronous decision for a popped pod, up to Permit.
+"""The scheduling cycle: one decision for a popped pod, up to Permit.
 
 kube-scheduler's schedulingCycle: pick the pod's profile, run the engine on the
-cache's cluster (no `await` between the decision and the assumption, so nothing
-interleaves), carry out what PostFilter decided when no node fits, and for a
+cache's cluster, carry out what PostFilter decided when no node fits, and for a
 chosen node assume the pod, run Reserve and Permit. What happens after Permit
 (waiting, PreBind, Bind) is the binding cycle's, and runs concurrently.
+
+A decision is synchronous (nothing interleaves between it and the assumption)
+unless an extender of the pod's profile is interested in the pod: then it awaits
+the extenders' answers, and the loop holds every change to the cache meanwhile.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import random
 from dataclasses import dataclass
 
 from berth.engine.algorithm import (
+    Decision,
     Scheduled,
     SchedulingError,
     SearchState,
@@ -21,14 +25,18 @@ from berth.engine.algorithm import (
     schedule_one,
 )
 from berth.engine.diagnosis import one_node_message
+from berth.engine.extended_decision import DecisionSteps, schedule_with_extenders
+from berth.engine.extenders import is_interested
 from berth.engine.framework import names
 from berth.engine.framework.cycle_state import CycleMetrics, CycleState
 from berth.engine.framework.runtime import Framework
 from berth.engine.framework.waiting_pods import WaitingPod
 from berth.engine.model.pod import Pod
+from berth.engine.nominated import NominatedPods
 from berth.scheduling.cache import SchedulerCache
+from berth.scheduling.extender_steps import drive_with_calls, drive_without_calls
 from berth.scheduling.failures import FailureHandler
-from berth.scheduling.ports import Clock, Preemptor, SchedulingObserver
+from berth.scheduling.ports import Clock, ExtenderCalls, Preemptor, SchedulingObserver
 from berth.scheduling.profiles import LiveProfiles
 from berth.scheduling.queue import QueuedPodInfo, SchedulingQueue
 
@@ -85,7 +93,51 @@ class SchedulingCycle:
         self._search = SearchState(percentage_of_nodes_to_score=percentage_of_nodes_to_score)
 
     def schedule_next(self, info: QueuedPodInfo) -> Assumed | None:
-        """Decide for a popped pod; the assumed pod when its binding cycle should start."""
+        """Decide for a popped pod; the assumed pod when its binding cycle should start.
+
+        A pod no extender of its profile is interested in is decided here without
+        awaiting anything (`calls_extenders` says which pods need `schedule_with_extenders`).
+        """
+        begun = self._begin(info)
+        if begun is None:
+            return None
+        framework, started, metrics = begun
+        if framework.extenders:
+            steps = self._steps(info.pod, framework, metrics)
+            decision = drive_without_calls(steps)
+        else:
+            decision = schedule_one(
+                framework,
+                self._cache.cluster,
+                info.pod,
+                search=self._search,
+                rng=self._rng,
+                nominated=self._nominated(),
+                metrics=metrics,
+            )
+        return self._conclude(info, framework, decision, started, metrics)
+
+    def calls_extenders(self, pod: Pod) -> bool:
+        """Whether deciding for `pod` calls an extender (its profile has one interested in it)."""
+        framework = self._profiles.for_pod(pod)
+        return framework is not None and any(
+            is_interested(extender, pod) for extender in framework.extenders
+        )
+
+    async def schedule_with_extenders(
+        self, info: QueuedPodInfo, calls: ExtenderCalls
+    ) -> Assumed | None:
+        """`schedule_next` for a pod whose decision calls extenders. The caller holds every
+        change to the cache until this returns (see HeldChanges): the decision awaits."""
+        begun = self._begin(info)
+        if begun is None:
+            return None
+        framework, started, metrics = begun
+        steps = self._steps(info.pod, framework, metrics)
+        decision = await drive_with_calls(steps, calls)
+        return self._conclude(info, framework, decision, started, metrics)
+
+    def _begin(self, info: QueuedPodInfo) -> tuple[Framework, float, CycleMetrics] | None:
         pod = info.pod
         framework = self._profiles.for_pod(pod)
         if framework is None or pod.terminating:
@@ -95,16 +147,33 @@ class SchedulingCycle:
         metrics = CycleMetrics(
             self._clock.now, sample_plugins=self._sampler.random() < PLUGIN_SAMPLE_RATE
         )
+        return framework, started, metrics
+
+    def _nominated(self) -> NominatedPods | None:
         nominator = self._queue.nominator
-        decision = schedule_one(
+        return nominator.nominated_pods() if nominator else None
+
+    def _steps(self, pod: Pod, framework: Framework, metrics: CycleMetrics) -> DecisionSteps:
+        return schedule_with_extenders(
             framework,
             self._cache.cluster,
             pod,
+            extenders=framework.extenders,
             search=self._search,
             rng=self._rng,
-            nominated=nominator.nominated_pods() if nominator else None,
+            nominated=self._nominated(),
             metrics=metrics,
         )
+
+    def _conclude(
+        self,
+        info: QueuedPodInfo,
+        framework: Framework,
+        decision: Decision,
+        started: float,
+        metrics: CycleMetrics,
+    ) -> Assumed | None:
+        pod = info.pod
         self._observer.algorithm(seconds=self._clock.now() - started)
         profile = framework.profile_name
         self._observer.cycle(profile=profile, points=metrics.points, plugins=metrics.plugins)

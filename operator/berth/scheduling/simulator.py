@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from berth.engine.algorithm import (
+    Decision,
     Scheduled,
     SchedulingError,
     SearchState,
@@ -24,13 +25,18 @@ from berth.engine.cluster import ClusterState, Workload
 from berth.engine.cluster.storage import StorageObject
 from berth.engine.diagnosis import one_node_message
 from berth.engine.explain import Explanation, explain_pod, explain_preemption
+from berth.engine.extended_decision import ExtenderCall, schedule_with_extenders
 from berth.engine.framework.runtime import Framework
 from berth.engine.model.node import Node
 from berth.engine.model.parsing import brief
 from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
 from berth.engine.nominated import NominatedPods
+from berth.scheduling.extender_steps import drive_blocking, drive_without_calls
 from berth.scheduling.simulated_binding import create_ephemeral_claims, settle_assumed_bindings
+
+# Answers one extender call of a decision (berth simulate calls the extenders over HTTP).
+ExtenderAnswers = Callable[[ExtenderCall], object]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +79,11 @@ class Simulation:
         namespaces: Mapping[str, Mapping[str, str]] | None = None,
         workloads: Sequence[Workload] = (),
         storage: Sequence[StorageObject] = (),
+        extenders: ExtenderAnswers | None = None,
     ) -> None:
         if (profiles is None) == (default is None):
             raise ValueError("pass exactly one of profiles= or default=")
+        self._extenders = extenders
         existing = [_with_uid(pod, "existing") for pod in existing]
         self.cluster = build_cluster(
             nodes=nodes,
@@ -110,7 +118,15 @@ class Simulation:
         # kube-scheduler sums requests in int64 and absurd amounts wrap there without a word;
         # numpy does the same here, and should not warn about it.
         with np.errstate(over="ignore"):
-            return _place(pod, self.cluster, framework, self._search, self._rng, explain=explain)
+            return _place(
+                pod,
+                self.cluster,
+                framework,
+                self._search,
+                self._rng,
+                explain=explain,
+                extenders=self._extenders,
+            )
 
 
 def simulate(
@@ -127,6 +143,7 @@ def simulate(
     storage: Sequence[StorageObject] = (),
     progress: Callable[[int, int], None] | None = None,
     explain: bool = False,
+    extenders: ExtenderAnswers | None = None,
 ) -> SimulationResult:
     """Schedule `pods` in queue order on a `Simulation` of the other arguments.
 
@@ -134,6 +151,8 @@ def simulate(
     its input for that). `progress`, when given, is told (pods done, pods in all) after each
     pod, so that a long run can show how far it is. With `explain`, each pod the scheduler
     tries also gets an explanation of its decision (which does not change any decision).
+    `extenders` answers the calls to the extenders of profiles that have them (a profile's
+    extenders interested in a pod cannot be left out: without it such a pod fails).
     """
     # Objects read from files usually have no UID, and the cluster keys pods by UID.
     pods = [_with_uid(pod, "pending") for pod in pods]
@@ -150,6 +169,7 @@ def simulate(
         namespaces=namespaces,
         workloads=workloads,
         storage=storage,
+        extenders=extenders,
     )
     ordered = sorted(enumerate(pods), key=lambda item: (-item[1].priority, item[0]))
     results: dict[int, Placement] = {}
@@ -259,6 +279,7 @@ def _place(
     rng: random.Random,
     *,
     explain: bool,
+    extenders: ExtenderAnswers | None,
 ) -> Placement:
     if pod.node_name and cluster.slot_of(pod.node_name) is not None:
         cluster.add_pod(pod)
@@ -273,7 +294,7 @@ def _place(
         if explain
         else None
     )
-    decision = schedule_one(framework, cluster, pod, search=search, rng=rng)
+    decision = _decide(pod, cluster, framework, search, rng, extenders)
     if isinstance(decision, Scheduled):
         rejected = _reserve(pod, cluster, framework, decision)
         if rejected is not None:
@@ -320,6 +341,27 @@ def _reserve(
         return one_node_message(node_name, status) if status.is_rejection else status.message
     settle_assumed_bindings(cluster.storage)
     return None
+
+
+def _decide(
+    pod: Pod,
+    cluster: ClusterState,
+    framework: Framework,
+    search: SearchState,
+    rng: random.Random,
+    extenders: ExtenderAnswers | None,
+) -> Decision:
+    if not framework.extenders:
+        return schedule_one(framework, cluster, pod, search=search, rng=rng)
+    steps = schedule_with_extenders(
+        framework, cluster, pod, extenders=framework.extenders, search=search, rng=rng
+    )
+    if extenders is None:
+        try:
+            return drive_without_calls(steps)
+        except RuntimeError as error:
+            return SchedulingError(str(error))
+    return drive_blocking(steps, extenders)
 
 
 def _with_preemption(

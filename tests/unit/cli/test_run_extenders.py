@@ -1,12 +1,13 @@
 """The global `extenders:` of `berth run --config`: KubeSchedulerConfiguration's shape, strictly read.
 
-Until the scheduling and binding cycles call extenders, a config file that
-configures them is refused (exit 2, one line) rather than run as if they were
-absent; `berth simulate --profile` refuses a profile with extenders the same way.
+A bad entry stops `berth run` at start (exit 2, one line naming it), TLS material
+that cannot load included, as kube-scheduler refuses to start on it; `berth
+simulate --profile` calls a profile's extenders as the live scheduler does.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from berth.engine.extenders import ExtenderConfig, ManagedResource
 from berth.kube.settings import Settings, settings_document
 from berth.profiles.extenders import parse_extenders
 from tests.builders import make_node, make_pod
+from tests.extender_server import ExtenderScript, ExtenderServer
 
 
 def _run(tmp_path: Path, document: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> str:
@@ -39,11 +41,18 @@ def _run(tmp_path: Path, document: dict[str, Any], capsys: pytest.CaptureFixture
         ([{"urlPrefix": "http://x", "verb": "f"}], "extenders[0].verb: unknown field"),
         ({"urlPrefix": "http://x"}, "extenders: expected a list of extenders, got {"),
         (
-            [{"urlPrefix": "http://x", "filterVerb": "filter"}],
-            "extenders: extenders are parsed but not yet called by this scheduler",
+            [
+                {"urlPrefix": "http://x", "filterVerb": "filter"},
+                {
+                    "urlPrefix": "https://y",
+                    "enableHTTPS": True,
+                    "tlsConfig": {"caData": "bm9wZQ=="},
+                },
+            ],
+            "extenders[1].tlsConfig.caData: cannot load",
         ),
     ],
-    ids=["no-weight", "unknown-field", "not-a-list", "valid-but-not-called-yet"],
+    ids=["no-weight", "unknown-field", "not-a-list", "unloadable-tls"],
 )
 def test_berth_run_names_the_extender_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], extenders: Any, problem: str
@@ -76,26 +85,30 @@ def test_the_written_config_holds_the_extenders_as_they_read_back() -> None:
     )
 
 
-def test_simulate_exits_2_for_a_profile_with_extenders(
+def test_simulate_calls_a_profiles_extenders(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     nodes = tmp_path / "nodes.yaml"
-    nodes.write_text(yaml.safe_dump(make_node("a").obj()))
+    nodes.write_text(yaml.safe_dump_all([make_node("a").obj(), make_node("b").obj()]))
     pods = tmp_path / "pods.yaml"
-    pods.write_text(yaml.safe_dump(make_pod("p").obj()))
-    profile = tmp_path / "profile.yaml"
-    profile.write_text(
-        yaml.safe_dump(
-            {
-                "kind": "SchedulerProfile",
-                "metadata": {"name": "licensed"},
-                "spec": {"schedulerName": "x", "extenders": [{"urlPrefix": "http://x"}]},
-            }
+    pods.write_text(yaml.safe_dump(make_pod("p").scheduler("licensed").obj()))
+    with ExtenderServer(ExtenderScript(failed={"a": "no licence"})) as server:
+        profile = tmp_path / "profile.yaml"
+        profile.write_text(
+            yaml.safe_dump(
+                {
+                    "kind": "SchedulerProfile",
+                    "metadata": {"name": "licensed"},
+                    "spec": {
+                        "schedulerName": "licensed",
+                        "extenders": [{"urlPrefix": server.url, "filterVerb": "filter"}],
+                    },
+                }
+            )
         )
-    )
-    argv = ["simulate", "--nodes", str(nodes), "--pods", str(pods), "--profile", str(profile)]
-    assert main(argv) == 2
-    assert (
-        "SchedulerProfile licensed: spec.extenders: "
-        "extenders are parsed but not yet called by this scheduler"
-    ) in capsys.readouterr().err
+        argv = ["simulate", "--nodes", str(nodes), "--pods", str(pods), "--profile", str(profile)]
+        argv += ["--output", "json"]
+        assert main(argv) == 0
+        assert len(server.bodies("filter")) == 1
+    (placement,) = json.loads(capsys.readouterr().out)["pods"]
+    assert placement["node"] == "b"

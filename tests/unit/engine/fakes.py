@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from berth.engine.cluster import ClusterState, NodeSlots
+from berth.engine.extenders import ExtenderConfig
 from berth.engine.framework import names
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.handle import Handle
@@ -95,7 +96,10 @@ class Built:
 
 
 def framework_with(
-    *plugins: object, weights: dict[str, int] | None = None, percentage: int | None = None
+    *plugins: object,
+    weights: dict[str, int] | None = None,
+    percentage: int | None = None,
+    extenders: tuple[ExtenderConfig, ...] = (),
 ) -> Framework:
     """A profile whose multiPoint lists exactly these plugins, plus a sort and DefaultBinder
     (which binds through the serving scheduler's Binder port)."""
@@ -111,6 +115,7 @@ def framework_with(
         scheduler_name="test",
         plugins={"multiPoint": PluginSet(refs)},
         percentage_of_nodes_to_score=percentage,
+        extenders=extenders,
     )
     return build_framework(config, Registry(factories))  # type: ignore[arg-type]
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import random
 from typing import Any
 
+from berth.engine.extenders import ExtenderConfig
 from berth.engine.registry import Registry
 from berth.kube.profile_controller import ProfileController
 from berth.scheduling.loop import Scheduler
@@ -122,21 +124,28 @@ def test_an_unknown_field_is_invalid() -> None:
     )
 
 
-def test_a_profile_with_extenders_is_invalid_until_the_cycles_call_them() -> None:
+def test_a_profile_serves_with_the_global_extenders_before_its_own() -> None:
+    scheduler = Scheduler(
+        binder=FakeBinder(), reporter=FakeReporter(), clock=FakeClock(), rng=random.Random(1)
+    )
+    global_extender = ExtenderConfig(url_prefix="http://global", filter_verb="filter")
+    controller = ProfileController(
+        scheduler, session=None, registry=Registry.in_tree(), extenders=(global_extender,)
+    )
+    own = {"urlPrefix": "http://own", "filterVerb": "filter"}
+    assert controller.apply(_profile("p", "berth", extenders=[own])).accepted
+    served = scheduler.profiles.get("berth")
+    assert served is not None
+    assert [e.url_prefix for e in served.extenders] == ["http://global", "http://own"]
+    shown = controller.configz()["berth"]["extenders"]
+    assert [entry["urlPrefix"] for entry in shown] == ["http://global", "http://own"]
+
+
+def test_a_profile_whose_extender_tls_material_cannot_load_is_invalid() -> None:
     controller, scheduler = _controller()
-    controller.apply(_profile("p", "berth"))
-    good = scheduler.profiles.get("berth")
-    verdict = controller.apply(
-        _profile(
-            "p",
-            "berth",
-            generation=2,
-            extenders=[{"urlPrefix": "http://127.0.0.1:1", "filterVerb": "filter"}],
-        )
-    )
-    assert (verdict.accepted, verdict.reason, verdict.message) == (
-        False,
-        "Invalid",
-        "spec.extenders: extenders are parsed but not yet called by this scheduler",
-    )
-    assert scheduler.profiles.get("berth") is good
+    bad_ca = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nnot a certificate\n").decode()
+    extender = {"urlPrefix": "https://x", "enableHTTPS": True, "tlsConfig": {"caData": bad_ca}}
+    verdict = controller.apply(_profile("p", "berth", extenders=[extender]))
+    assert not verdict.accepted
+    assert verdict.message.startswith("spec.extenders[0].tlsConfig.caData: cannot load")
+    assert scheduler.profiles.get("berth") is None

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from berth.cli.simulate import InputError, load_profiles
+from berth.cli.simulate import load_profiles
 from berth.engine.errors import FieldError, InvalidObjectError
 from berth.engine.extenders import (
     DEFAULT_HTTP_TIMEOUT_SECONDS,
@@ -23,7 +23,6 @@ from berth.engine.extenders import (
 )
 from berth.profiles import load_profile, parse_profile_spec
 from berth.profiles.extenders import (
-    NOT_YET_CALLED,
     extender_document,
     parse_extenders,
     parse_go_duration,
@@ -241,21 +240,45 @@ def _with_extenders() -> dict[str, Any]:
     }
 
 
-def test_a_valid_profile_with_extenders_is_refused_until_they_are_called() -> None:
+def test_a_profile_runs_with_its_extenders_after_the_global_ones() -> None:
+    own = ExtenderConfig(url_prefix="http://127.0.0.1:1")
+    first = ExtenderConfig(url_prefix="http://global", ignorable=True)
+    second = ExtenderConfig(url_prefix="http://global-2")
+    framework = load_profile(_with_extenders(), extenders=(first, second)).framework
+    # In call order: the non-ignorable first, each group as listed (global before own).
+    assert framework.extenders == (second, own, first)
+
+
+def test_global_and_profile_extenders_are_checked_as_one_list() -> None:
+    document = _with_extenders()
+    document["spec"]["extenders"] = [{"urlPrefix": "http://b", "bindVerb": "bind"}]
+    binder = ExtenderConfig(url_prefix="http://a", bind_verb="bind")
     with pytest.raises(InvalidObjectError) as raised:
-        load_profile(_with_extenders())
-    assert (raised.value.field, raised.value.problem) == ("spec.extenders", NOT_YET_CALLED)
+        load_profile(document, extenders=(binder,))
+    assert raised.value.field == "spec.extenders"
+    assert "only one extender can implement bind" in raised.value.problem
 
 
-def test_simulate_refuses_a_profile_with_extenders(tmp_path: Path) -> None:
+def test_resources_ignored_by_the_scheduler_replace_node_resources_fit_ignored_resources() -> None:
+    document = _with_extenders()
+    document["spec"]["extenders"][0]["managedResources"] = [
+        {"name": "example.com/gpu", "ignoredByScheduler": True},
+        {"name": "example.com/seen"},
+    ]
+    document["spec"]["pluginConfig"] = [
+        {"name": "NodeResourcesFit", "args": {"ignoredResources": ["example.com/other"]}}
+    ]
+    framework = load_profile(document).framework
+    assert framework.config.plugin_args["NodeResourcesFit"]["ignoredResources"] == [
+        "example.com/gpu"
+    ]
+
+
+def test_simulate_reads_a_profile_with_extenders(tmp_path: Path) -> None:
     path = tmp_path / "profile.yaml"
     path.write_text(yaml.safe_dump(_with_extenders()))
-    with pytest.raises(InputError) as raised:
-        load_profiles(path)
-    assert str(raised.value) == (
-        f"{path}: SchedulerProfile p: spec.extenders: "
-        "extenders are parsed but not yet called by this scheduler"
-    )
+    (framework,) = load_profiles(path).values()
+    assert [extender.url_prefix for extender in framework.extenders] == ["http://127.0.0.1:1"]
 
 
 def test_an_empty_extender_list_is_no_extenders() -> None:

@@ -8,6 +8,7 @@ first failing filter per node, Skip, score range checks, weighted sums).
 from __future__ import annotations
 
 import logging
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from berth.engine.cluster import NodeSlots
+from berth.engine.extenders.calls import ExtenderCall, finished_without_calls
+from berth.engine.extenders.config import ExtenderConfig, in_call_order
 from berth.engine.framework.building import assemble
 from berth.engine.framework.cycle_state import CycleState, PointTimer
 from berth.engine.framework.events import ClusterEventWithHint
@@ -72,6 +75,8 @@ class Framework:
         self.config = config
         self.profile_name = config.scheduler_name
         self.percentage_of_nodes_to_score = config.percentage_of_nodes_to_score
+        # In the order kube-scheduler calls them (the non-ignorable first).
+        self.extenders = in_call_order(config.extenders)
         self.waiting_pods = WaitingPods()
         # Inert until a scheduler serves this profile (see `serve`).
         self.services = FrameworkServices()
@@ -213,12 +218,30 @@ class Framework:
     def run_post_filter(
         self, state: CycleState, pod: Pod, diagnosis: FilterDiagnosis
     ) -> PostFilterResult:
+        steps = self.post_filter_steps(state, pod, diagnosis, extenders=())
+        return finished_without_calls(steps, "PostFilter")
+
+    def post_filter_steps(
+        self,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: FilterDiagnosis,
+        *,
+        extenders: tuple[ExtenderConfig, ...],  # interested, with a preemptVerb, in call order
+    ) -> Generator[ExtenderCall, object, PostFilterResult]:
+        """Run PostFilter plugins until one succeeds; a plugin that consults preempting
+        extenders (`post_filter_steps`, DefaultPreemption) yields their calls when there are any."""
         result: PostFilterResult | None = None
         reasons: list[str] = []
         rejector = ""
         for plugin in self.post_filter:
+            consult = getattr(plugin, "post_filter_steps", None) if extenders else None
+            outcome: PostFilterResult
             try:
-                outcome = plugin.post_filter(state, pod, diagnosis)
+                if consult is not None:
+                    outcome = yield from consult(state, pod, diagnosis, extenders)
+                else:
+                    outcome = plugin.post_filter(state, pod, diagnosis)
             except Exception as failure:
                 return PostFilterResult(_raised("PostFilter", plugin.name, failure))
             status = outcome.status

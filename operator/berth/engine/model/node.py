@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from berth.engine.errors import FieldError, InvalidObjectError
@@ -52,6 +52,8 @@ class Node:
     resource_version: str = ""
     # status.declaredFeatures: the features its kubelet implements (NodeDeclaredFeatures).
     declared_features: tuple[str, ...] = ()
+    # The object as read: scheduler extenders without a node cache are sent whole nodes.
+    source: RawObject | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_dict(cls, raw: RawObject) -> Node:
@@ -59,11 +61,13 @@ class Node:
         metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
         display = display_name(metadata.get("name") if isinstance(metadata, Mapping) else None)
         try:
-            return _parse_node(raw)
+            node = _parse_node(raw)
         except FieldError as error:
             raise InvalidObjectError(
                 kind="Node", name=display, field=error.field, problem=error.problem
             ) from None
+        object.__setattr__(node, "source", raw)  # frozen: set once, right after parsing
+        return node
 
 
 def _parse_node(raw: RawObject) -> Node:

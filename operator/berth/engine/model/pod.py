@@ -200,6 +200,9 @@ class Pod:
     container_resource_names: frozenset[str] = frozenset()
     # Features a node must declare (status.declaredFeatures) to run this pod.
     required_node_features: frozenset[str] = frozenset()
+    # The object as read, kept only for a pod not yet assigned: scheduler extenders are
+    # sent the pending pod whole (assigned pods, the many, keep no copy).
+    source: RawObject | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -246,11 +249,14 @@ class Pod:
         else:
             display = "<unnamed>"
         try:
-            return _parse_pod(raw)
+            pod = _parse_pod(raw)
         except FieldError as error:
             raise InvalidObjectError(
                 kind="Pod", name=display, field=error.field, problem=error.problem
             ) from None
+        if not pod.node_name:
+            _SET_SOURCE(pod, raw)
+        return pod
 
 
 _POD_FIELDS = tuple(field.name for field in dataclasses.fields(Pod))
@@ -258,6 +264,7 @@ _POD_FIELDS = tuple(field.name for field in dataclasses.fields(Pod))
 _READ_FIELDS = operator.attrgetter(*_POD_FIELDS)
 _SLOT_SETTERS = tuple(getattr(Pod, name).__set__ for name in _POD_FIELDS)
 _SET_NODE_NAME = _SLOT_SETTERS[_POD_FIELDS.index("node_name")]
+_SET_SOURCE = _SLOT_SETTERS[_POD_FIELDS.index("source")]
 
 
 def _parse_containers(raw: object, field: str) -> list[tuple[RawObject, ContainerRequests]]:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 
 import numpy as np
 
 from berth.engine.cluster import ClusterState, NodeSlots
 from berth.engine.diagnosis import fit_error_message
+from berth.engine.extenders import ExtenderConfig
+from berth.engine.extenders.calls import ExtenderCall, ExtenderFailed
 from berth.engine.framework import names
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.events import (
@@ -37,6 +39,7 @@ from berth.engine.framework.status import (
 from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
 from berth.engine.plugins.default_preemption.args import DefaultPreemptionArgs
+from berth.engine.plugins.default_preemption.extenders import consult_extenders
 from berth.engine.plugins.default_preemption.selection import (
     Candidate,
     aggregate_errors,
@@ -49,6 +52,7 @@ MESSAGE_PREFIX = "preemption: "
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_CANDIDATE = "no candidate node for preemption"
 NO_VICTIMS = "No preemption victims found for incoming pod"
 PREEMPT_NEVER = "Never"
 
@@ -88,18 +92,34 @@ class DefaultPreemption:
     def post_filter(
         self, state: CycleState, pod: Pod, diagnosis: FilterDiagnosis
     ) -> PostFilterResult:
-        result = self._preempt(state.cluster, pod, diagnosis, self._runner)
-        message = result.status.message
-        if not message:
-            return result
-        status = Status(result.status.code, (MESSAGE_PREFIX + message,))
-        return PostFilterResult(status, result.nominated_node, result.victims)
+        found = self._candidates(state.cluster, pod, diagnosis, self._runner)
+        if isinstance(found, PostFilterResult):
+            return _prefixed(found)
+        return _prefixed(self._chosen(found))
+
+    def post_filter_steps(
+        self,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: FilterDiagnosis,
+        extenders: tuple[ExtenderConfig, ...],  # interested, with a preemptVerb, in call order
+    ) -> Generator[ExtenderCall, object, PostFilterResult]:
+        """`post_filter` with the candidates put to `extenders` before one is chosen: the
+        extender calls are yielded and their answers sent back (berth.engine.extended_decision)."""
+        found = self._candidates(state.cluster, pod, diagnosis, self._runner)
+        if isinstance(found, PostFilterResult):
+            return _prefixed(found)
+        kept = yield from consult_extenders(state.cluster, pod, found, extenders)
+        if isinstance(kept, ExtenderFailed):
+            return _prefixed(PostFilterResult(Status(Code.ERROR, (kept.message,))))
+        return _prefixed(self._chosen(kept))
 
     # ------------------------------------------------------------------ the evaluation
 
-    def _preempt(
+    def _candidates(
         self, cluster: ClusterState, pod: Pod, diagnosis: FilterDiagnosis, runner: PluginsRunner
-    ) -> PostFilterResult:
+    ) -> PostFilterResult | list[Candidate]:
+        """The dry run's candidates, or the result when there are none."""
         refusal = eligibility_refusal(cluster, pod, diagnosis)
         if refusal:
             # No result: the pod keeps whatever nomination it has.
@@ -121,6 +141,12 @@ class DefaultPreemption:
             message = fit_error_message(_dry_run_diagnosis(int(order.size), statuses))
             # An empty nomination clears the pod's nominatedNodeName.
             return PostFilterResult(unschedulable(message), nominated_node="")
+        return candidates
+
+    def _chosen(self, candidates: list[Candidate]) -> PostFilterResult:
+        if not candidates:
+            # Extenders kept none: the pod keeps whatever nomination it has.
+            return PostFilterResult(unschedulable(NO_CANDIDATE))
         best = pick_candidate(candidates, self.rng)
         return PostFilterResult(
             Status(Code.SUCCESS, (found_message(best.node_name, len(best.victims)),)),
@@ -172,6 +198,15 @@ class DefaultPreemption:
 
 
 # ---------------------------------------------------------------------- steps, as free functions
+
+
+def _prefixed(result: PostFilterResult) -> PostFilterResult:
+    """kube-scheduler's DefaultPreemption prefixes every message it returns."""
+    message = result.status.message
+    if not message:
+        return result
+    status = Status(result.status.code, (MESSAGE_PREFIX + message,))
+    return PostFilterResult(status, result.nominated_node, result.victims)
 
 
 def eligibility_refusal(cluster: ClusterState, pod: Pod, diagnosis: FilterDiagnosis) -> str:
