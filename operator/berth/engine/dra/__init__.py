@@ -1,0 +1,8 @@
+"""Dynamic Resource Allocation (resource.k8s.io/v1): the objects and the device allocator.
+
+The model (`classes`, `claims`, `requests`, `allocations`, `slices`, `values`) parses
+DeviceClasses, ResourceClaims, ResourceClaimTemplates and ResourceSlices once; the
+allocator (`allocator`, over `pools`, `search`, `counters`, `capacity`, `constraints`,
+`results`) decides, as kube-scheduler v1.37 does, which devices a pod's claims get on a node.
+CEL selectors are evaluated by whatever `selection.SelectorCompiler` the caller supplies.
+"""
