@@ -108,7 +108,8 @@ class Search:
         try:
             return self.allocate_one((0, 0, 0), 0, in_subrequest=False, start=_ORIGIN)
         except _ResultLimit:
-            # Upstream lets this escape when the first claim runs out of room.
+            # Upstream reports this if it escapes the first claim; the per-claim minimum
+            # checked while preparing the requests keeps that from happening in practice.
             raise AllocationError("allocation max size exceeded") from None
 
     def allocate_one(
