@@ -311,3 +311,21 @@ def test_devices_ids_and_steps_are_reported() -> None:
     outcome = make_allocator([make_slice("s", gpus(1))]).allocate(make_node(), [make_claim("c")])
     assert isinstance(outcome, Allocated) and outcome.steps > 0
     assert outcome.results[0].devices[0].id == DeviceID(DRIVER, "node-a", "gpu-0")
+
+
+def test_a_shared_device_charges_its_counters_once() -> None:
+    counters = make_slice(
+        "counters", None, count=2, sharedCounters=[{"name": "cs", "counters": {"mem": {"value": "2"}}}]
+    )
+    shared = device(
+        "nic",
+        allowMultipleAllocations=True,
+        consumesCounters=[{"counterSet": "cs", "counters": {"mem": {"value": "2"}}}],
+    )
+    slices = [counters, make_slice("devices", [shared], count=2)]
+    outcome = make_allocator(slices).allocate(make_node(), [make_claim("a"), make_claim("b")])
+    assert picked(outcome) == [[("req", "nic")], [("req", "nic")]]
+    taken = allocated_claim("old", "nic", shareID="x")
+    assert picked(make_allocator(slices, allocated=[taken]).allocate(make_node(), [make_claim("a")])) == [
+        [("req", "nic")]
+    ]
