@@ -25,6 +25,7 @@ once per set of slices), the device classes and the `AllocatedState`, then call
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -53,12 +54,23 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
 class Allocated:
-    """One allocation per claim, in the order the claims were given."""
+    """The claims fit: one allocation per claim, in the order the claims were given.
 
-    results: tuple[AllocationResult, ...]
-    steps: int = 0  # how much searching it took (upstream's NumAllocateOneInvocations)
+    The results are written out only when asked for: Filter allocates on many nodes, and
+    only the chosen node's allocation is ever used.
+    """
+
+    def __init__(self, search: Search) -> None:
+        self._search = search
+        self.steps = search.steps  # how much searching it took (NumAllocateOneInvocations)
+
+    @functools.cached_property
+    def results(self) -> tuple[AllocationResult, ...]:
+        return allocation_results(self._search)
+
+    def __repr__(self) -> str:
+        return f"Allocated(steps={self.steps})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +145,7 @@ class Allocator:
             if any(pool.invalid for pool in pools):
                 return NodeFailure("invalid resource pools were encountered")
             return CannotAllocate(steps=search.steps)
-        return Allocated(allocation_results(search), steps=search.steps)
+        return Allocated(search)
 
 
 def _prepare_claim(

@@ -110,7 +110,12 @@ def fits_capacity(
         amount = consumed[name]
         if _violates(amount, capacity.request_policy):
             return False
-        total = amount.value + allocated.get(name, 0) + allocating.get(name, 0)
+        total = amount.value
+        # Most devices are not shared: skip exact additions of nothing.
+        if name in allocated:
+            total += allocated[name]
+        if name in allocating:
+            total += allocating[name]
         if total > capacity.value.value:
             return False
     return True

@@ -64,6 +64,8 @@ class Candidate:
     device: Device
     slice: ResourceSlice
     view: CelDevice
+    # No request policy on any capacity: taken whole, it always fits (the common case).
+    plain_capacity: bool
     # expression -> answer: a memo, because a selector's answer depends on the device alone.
     selector_answers: dict[str, bool] = field(default_factory=dict)
 
@@ -88,6 +90,9 @@ class IndexedSlice:
                         attributes=device.attributes,
                         capacity=device.capacity,
                         allow_multiple_allocations=device.allow_multiple_allocations,
+                    ),
+                    plain_capacity=all(
+                        capacity.request_policy is None for capacity in device.capacity.values()
                     ),
                 )
                 for device in resource_slice.devices

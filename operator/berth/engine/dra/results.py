@@ -21,7 +21,13 @@ from berth.engine.dra.allocations import (
 )
 from berth.engine.dra.claims import ResourceClaim
 from berth.engine.dra.errors import AllocationError
-from berth.engine.model.labels import parse_node_selector
+from berth.engine.model.labels import (
+    FieldRequirement,
+    NodeSelector,
+    NodeSelectorTerm,
+    Operator,
+    parse_node_selector,
+)
 
 if TYPE_CHECKING:
     from berth.engine.dra.search import ChosenDevice, RequestData, Search
@@ -39,13 +45,32 @@ def _claim_result(search: Search, claim_index: int, claim: ResourceClaim) -> All
     devices = tuple(_device(chosen) for chosen in search.results[claim_index])
     used = [_used_request(search, claim_index, index) for index in range(len(claim.spec.requests))]
     config = _configs(claim, used)
-    selector_raw = _node_selector(claim, search.results[claim_index], search.node.name)
+    node_name = search.node.name
+    selector_raw = _node_selector(claim, search.results[claim_index])
+    selector: NodeSelector | None
+    if isinstance(selector_raw, _Pinned):
+        selector_raw = _pinned_to(node_name)
+        # The usual case (node-local devices), built directly: parsing it per node is costly.
+        selector = NodeSelector(
+            (NodeSelectorTerm((), (FieldRequirement(Operator.IN, frozenset((node_name,))),)),)
+        )
+    else:
+        selector = parse_node_selector(selector_raw, "nodeSelector")
     return AllocationResult(
-        devices=devices,
-        config=config,
-        node_selector=parse_node_selector(selector_raw, "nodeSelector"),
-        node_selector_raw=selector_raw,
+        devices=devices, config=config, node_selector=selector, node_selector_raw=selector_raw
     )
+
+
+class _Pinned:
+    """Some device is local to the node or binds to it: the allocation is for this node only."""
+
+
+_PINNED = _Pinned()
+
+
+def _pinned_to(node_name: str) -> dict[str, Any]:
+    requirement = {"key": "metadata.name", "operator": "In", "values": [node_name]}
+    return {"nodeSelectorTerms": [{"matchFields": [requirement]}]}
 
 
 def _used_request(search: Search, claim_index: int, request_index: int) -> RequestData:
@@ -119,8 +144,9 @@ def _requirements_present(existing: list[Any], requirement: Mapping[str, Any]) -
 
 
 def _node_selector(
-    claim: ResourceClaim, chosen: list[ChosenDevice], node_name: str
-) -> dict[str, Any] | None:
+    claim: ResourceClaim, chosen: list[ChosenDevice]
+) -> _Pinned | dict[str, Any] | None:
+    """`_PINNED`, the merged requirements of node-selected slices, or None (anywhere)."""
     fields: list[Any] = []
     expressions: list[Any] = []
     for device in chosen:
@@ -131,15 +157,7 @@ def _node_selector(
             else candidate.slice.node
         )
         if placement.node_name or candidate.device.binds_to_node:
-            return {
-                "nodeSelectorTerms": [
-                    {
-                        "matchFields": [
-                            {"key": "metadata.name", "operator": "In", "values": [node_name]}
-                        ]
-                    }
-                ]
-            }
+            return _PINNED
         if placement.selector_raw is None:
             continue
         terms = placement.selector_raw.get("nodeSelectorTerms") or []

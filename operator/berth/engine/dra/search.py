@@ -277,8 +277,13 @@ class Search:
 
     def _fits(self, key: RequestKey, data: RequestData, candidate: Candidate, *, verb: str) -> bool:
         capacities = candidate.device.capacity
-        if not capacities and not data.spec.capacity:
-            return True
+        if (
+            data.spec.capacity is None
+            and candidate.plain_capacity
+            and candidate.id not in self.allocated.capacity
+            and candidate.id not in self.allocating_capacity
+        ):
+            return True  # each capacity consumed whole, and nobody else consumes any
         try:
             return fits_capacity(
                 requests=data.spec.capacity,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import NewType
+from typing import NamedTuple, NewType
 
 from berth.engine.errors import FieldError
 from berth.engine.model.parsing import RawObject, as_map, brief
@@ -112,9 +112,11 @@ def parse_attribute(raw: object, field: str) -> AttributeValue:
     return SemVer(value) if kind == "version" else value
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class DeviceID:
-    """driver/pool/device: how allocations, counters and capacity bookkeeping name a device."""
+class DeviceID(NamedTuple):
+    """driver/pool/device: how allocations, counters and capacity bookkeeping name a device.
+
+    A named tuple rather than a dataclass: it is hashed on every step of the search.
+    """
 
     driver: str
     pool: str

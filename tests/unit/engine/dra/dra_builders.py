@@ -142,7 +142,11 @@ def slice_dict(
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "driver": driver,
-        "pool": {"name": pool or node or name, "generation": generation, "resourceSliceCount": count},
+        "pool": {
+            "name": pool or node or name,
+            "generation": generation,
+            "resourceSliceCount": count,
+        },
         **spec,
     }
     if devices is not None:
@@ -154,7 +158,9 @@ def slice_dict(
     return {"metadata": {"name": name}, "spec": body}
 
 
-def make_slice(name: str, devices: list[dict[str, Any]] | None = None, **fields: Any) -> ResourceSlice:
+def make_slice(
+    name: str, devices: list[dict[str, Any]] | None = None, **fields: Any
+) -> ResourceSlice:
     return ResourceSlice.from_dict(slice_dict(name, devices, **fields))
 
 

@@ -16,8 +16,8 @@ from tests.unit.engine.dra.dra_builders import (
     first_available,
     gpus,
     make_allocator,
-    make_class,
     make_claim,
+    make_class,
     make_node,
     make_slice,
 )
@@ -32,7 +32,7 @@ def _error(claim: ResourceClaim, *, classes: list | None = None, slices: list | 
 
 def test_a_missing_class() -> None:
     assert _error(make_claim("c", exactly("req", "tpu"))) == (
-        'claim default/c, request req: could not retrieve device class tpu: '
+        "claim default/c, request req: could not retrieve device class tpu: "
         'deviceclass.resource.k8s.io "tpu" not found'
     )
 
@@ -62,7 +62,9 @@ def test_a_selector_of_an_unknown_type() -> None:
             "metadata": {"name": "c", "namespace": "default"},
             "spec": {
                 "devices": {
-                    "requests": [{"name": "req", "exactly": {"deviceClassName": "gpu", "selectors": [{}]}}]
+                    "requests": [
+                        {"name": "req", "exactly": {"deviceClassName": "gpu", "selectors": [{}]}}
+                    ]
                 }
             },
         }
@@ -74,7 +76,10 @@ def test_a_selector_of_an_unknown_type() -> None:
 
 def test_an_empty_constraint() -> None:
     claim = make_claim("c", constraints=[{"requests": ["req"]}])
-    assert _error(claim) == "claim default/c, constraint #0: empty constraint (unsupported constraint type?)"
+    assert (
+        _error(claim)
+        == "claim default/c, constraint #0: empty constraint (unsupported constraint type?)"
+    )
 
 
 def test_too_many_devices_for_one_claim() -> None:
@@ -120,11 +125,13 @@ def test_a_capacity_request_beyond_int64() -> None:
     shared = device(
         "nic",
         allowMultipleAllocations=True,
-        capacity={"bw": {"value": "100E", "requestPolicy": {"validRange": {"min": "1", "step": "2"}}}},
+        capacity={
+            "bw": {"value": "100E", "requestPolicy": {"validRange": {"min": "1", "step": "2"}}}
+        },
     )
     claim = make_claim("c", exactly(capacity={"requests": {"bw": "10E"}}))
     assert _error(claim, slices=[make_slice("s", [shared])]) == (
-        'claim default/c, request req: checking capacity for device gpu.example.com/node-a/nic: '
+        "claim default/c, request req: checking capacity for device gpu.example.com/node-a/nic: "
         'capacity "bw": capacity request cannot be represented in the device\'s range '
         "arithmetic: request 10E exceeds MaxInt64"
     )
@@ -132,9 +139,7 @@ def test_a_capacity_request_beyond_int64() -> None:
 
 def test_the_deadline_stops_the_search() -> None:
     ticks = itertools.count()
-    allocator = make_allocator(
-        [make_slice("s", gpus(8))], clock=lambda: float(next(ticks))
-    )
+    allocator = make_allocator([make_slice("s", gpus(8))], clock=lambda: float(next(ticks)))
     claim = make_claim("c", exactly(count=4))
     with pytest.raises(AllocationTimeout) as caught:
         allocator.allocate(make_node(), [claim], deadline=3.0)

@@ -13,8 +13,8 @@ from tests.unit.engine.dra.dra_builders import (
     first_available,
     gpus,
     make_allocator,
-    make_class,
     make_claim,
+    make_class,
     make_node,
     make_slice,
 )
@@ -23,7 +23,9 @@ from tests.unit.engine.dra.dra_builders import (
 def picked(outcome: AllocationOutcome) -> list[list[tuple[str, str]]]:
     """Per claim: (request, device) in result order."""
     assert isinstance(outcome, Allocated), outcome
-    return [[(result.request, result.device) for result in claim.devices] for claim in outcome.results]
+    return [
+        [(result.request, result.device) for result in claim.devices] for claim in outcome.results
+    ]
 
 
 def allocated_claim(name: str, *devices: str, pool: str = "node-a", **extra: Any) -> Any:
@@ -69,7 +71,9 @@ def test_claims_of_one_pod_do_not_share_devices() -> None:
 
 
 def test_all_mode_takes_every_matching_device() -> None:
-    slices = [make_slice("s", [device("a", {"kind": "big"}), device("b"), device("c", {"kind": "big"})])]
+    slices = [
+        make_slice("s", [device("a", {"kind": "big"}), device("b"), device("c", {"kind": "big"})])
+    ]
     allocator = make_allocator(slices)
     claim = make_claim(
         "c", exactly(mode="All", selectors=(f'device.attributes["{DRIVER}"].kind == "big"',))
@@ -109,7 +113,10 @@ def test_match_attribute_keeps_devices_on_one_pcie_root() -> None:
     allocator = make_allocator([make_slice("s", devices)])
     claim = make_claim(
         "c",
-        exactly("gpu", selectors=('device.attributes["resource.kubernetes.io"].pcieRoot == "pci0" && false',)),
+        exactly(
+            "gpu",
+            selectors=('device.attributes["resource.kubernetes.io"].pcieRoot == "pci0" && false',),
+        ),
     )
     assert isinstance(allocator.allocate(make_node(), [claim]), CannotAllocate)
     pair = make_claim(
@@ -125,9 +132,7 @@ def test_match_attribute_keeps_devices_on_one_pcie_root() -> None:
 def test_match_attribute_reads_bare_names_in_the_driver_domain_and_types_matter() -> None:
     devices = [device("a", {"index": 1}), device("b", {"index": "1"}), device("c", {"index": 1})]
     allocator = make_allocator([make_slice("s", devices)])
-    claim = make_claim(
-        "c", exactly(count=2), constraints=[{"matchAttribute": f"{DRIVER}/index"}]
-    )
+    claim = make_claim("c", exactly(count=2), constraints=[{"matchAttribute": f"{DRIVER}/index"}])
     assert picked(allocator.allocate(make_node(), [claim])) == [[("req", "a"), ("req", "c")]]
 
 
@@ -215,7 +220,13 @@ def test_untolerated_taints_keep_devices_away() -> None:
 
 def test_pools_with_binding_conditions_come_last_and_pin_the_node() -> None:
     slices = [
-        make_slice("a", [device("attached", bindingConditions=["ready"], bindsToNode=True)], pool="a", node=None, allNodes=True),
+        make_slice(
+            "a",
+            [device("attached", bindingConditions=["ready"], bindsToNode=True)],
+            pool="a",
+            node=None,
+            allNodes=True,
+        ),
         make_slice("b", [device("plain")], pool="b", node=None, allNodes=True),
     ]
     allocator = make_allocator(slices)
@@ -234,13 +245,19 @@ def test_pools_with_binding_conditions_come_last_and_pin_the_node() -> None:
 
 
 def test_node_selected_slices_give_their_selector_to_the_allocation() -> None:
-    zone = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}
+    zone = {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
+        ]
+    }
     slices = [make_slice("s", [device("fpga")], node=None, nodeSelector=zone, pool="shared")]
     allocator = make_allocator(slices)
     outcome = allocator.allocate(make_node("n1", {"zone": "a"}), [make_claim("c")])
     assert isinstance(outcome, Allocated)
     assert outcome.results[0].to_dict()["nodeSelector"] == zone
-    assert isinstance(allocator.allocate(make_node("n2", {"zone": "b"}), [make_claim("c")]), CannotAllocate)
+    assert isinstance(
+        allocator.allocate(make_node("n2", {"zone": "b"}), [make_claim("c")]), CannotAllocate
+    )
 
 
 def test_per_device_node_selection_filters_devices() -> None:
@@ -256,7 +273,9 @@ def test_pool_generations_and_completeness() -> None:
         make_slice("old", [device("old")], generation=1),
         make_slice("new", [device("new")], generation=2),
     ]
-    assert picked(make_allocator(old_and_new).allocate(node, [make_claim("c")])) == [[("req", "new")]]
+    assert picked(make_allocator(old_and_new).allocate(node, [make_claim("c")])) == [
+        [("req", "new")]
+    ]
     incomplete = [make_slice("half", [device("x")], count=2)]
     assert isinstance(make_allocator(incomplete).allocate(node, [make_claim("c")]), CannotAllocate)
     # The pool's other slice is elsewhere (another node): complete, usable here.
@@ -274,11 +293,16 @@ def test_pool_generations_and_completeness() -> None:
 
 
 def test_an_invalid_pool_fails_the_node_when_nothing_else_fits() -> None:
-    duplicated = [make_slice("a", [device("x")], count=2, pool="p"), make_slice("b", [device("x")], count=2, pool="p")]
+    duplicated = [
+        make_slice("a", [device("x")], count=2, pool="p"),
+        make_slice("b", [device("x")], count=2, pool="p"),
+    ]
     outcome = make_allocator(duplicated).allocate(make_node(), [make_claim("c")])
     assert outcome == NodeFailure("invalid resource pools were encountered")
     other = [*duplicated, make_slice("c", [device("y")], pool="q")]
-    assert picked(make_allocator(other).allocate(make_node(), [make_claim("c")])) == [[("req", "y")]]
+    assert picked(make_allocator(other).allocate(make_node(), [make_claim("c")])) == [
+        [("req", "y")]
+    ]
 
 
 def test_configuration_from_class_and_claim() -> None:
@@ -315,7 +339,10 @@ def test_devices_ids_and_steps_are_reported() -> None:
 
 def test_a_shared_device_charges_its_counters_once() -> None:
     counters = make_slice(
-        "counters", None, count=2, sharedCounters=[{"name": "cs", "counters": {"mem": {"value": "2"}}}]
+        "counters",
+        None,
+        count=2,
+        sharedCounters=[{"name": "cs", "counters": {"mem": {"value": "2"}}}],
     )
     shared = device(
         "nic",
@@ -326,6 +353,6 @@ def test_a_shared_device_charges_its_counters_once() -> None:
     outcome = make_allocator(slices).allocate(make_node(), [make_claim("a"), make_claim("b")])
     assert picked(outcome) == [[("req", "nic")], [("req", "nic")]]
     taken = allocated_claim("old", "nic", shareID="x")
-    assert picked(make_allocator(slices, allocated=[taken]).allocate(make_node(), [make_claim("a")])) == [
-        [("req", "nic")]
-    ]
+    assert picked(
+        make_allocator(slices, allocated=[taken]).allocate(make_node(), [make_claim("a")])
+    ) == [[("req", "nic")]]

@@ -49,7 +49,12 @@ def pools(draw: st.DrawFn) -> list[ResourceSlice]:
     budget = 6  # devices in all, so that the exhaustive reference stays quick
     names = iter(draw(st.permutations([f"s-{letter}" for letter in "abcdefgh"])))
     pool_ids = draw(
-        st.lists(st.tuples(st.sampled_from([DRIVER, NIC]), st.sampled_from(["p0", "p1"])), min_size=1, max_size=3, unique=True)
+        st.lists(
+            st.tuples(st.sampled_from([DRIVER, NIC]), st.sampled_from(["p0", "p1"])),
+            min_size=1,
+            max_size=3,
+            unique=True,
+        )
     )
     for driver, pool in pool_ids:
         counters = draw(st.booleans())
@@ -58,7 +63,11 @@ def pools(draw: st.DrawFn) -> list[ResourceSlice]:
         raws: list[dict[str, Any]] = []
         if counters:
             shared = [{"name": "cs", "counters": {"mem": {"value": str(draw(st.integers(1, 4)))}}}]
-            raws.append(slice_dict(next(names), None, driver=driver, pool=pool, count=total, sharedCounters=shared))
+            raws.append(
+                slice_dict(
+                    next(names), None, driver=driver, pool=pool, count=total, sharedCounters=shared
+                )
+            )
         index = 0
         for _ in range(device_slices):
             devices = []
@@ -77,12 +86,16 @@ def _device(draw: st.DrawFn, name: str, counters: bool) -> dict[str, Any]:
         attrs["root"] = draw(st.integers(0, 1))
     fields: dict[str, Any] = {}
     if draw(st.integers(0, 4)) == 0:
-        fields["taints"] = [{"key": "t", "value": "x", "effect": draw(st.sampled_from(["NoSchedule", "None"]))}]
+        fields["taints"] = [
+            {"key": "t", "value": "x", "effect": draw(st.sampled_from(["NoSchedule", "None"]))}
+        ]
     if draw(st.integers(0, 4)) == 0:
         fields["allowMultipleAllocations"] = True
         fields["capacity"] = {"bw": {"value": str(draw(st.integers(1, 3)))}}
     if counters and draw(st.booleans()):
-        fields["consumesCounters"] = [{"counterSet": "cs", "counters": {"mem": {"value": str(draw(st.integers(1, 2)))}}}]
+        fields["consumesCounters"] = [
+            {"counterSet": "cs", "counters": {"mem": {"value": str(draw(st.integers(1, 2)))}}}
+        ]
     if draw(st.integers(0, 7)) == 0:
         fields["bindingConditions"] = ["ready"]
     return device(name, attrs, **fields)
@@ -99,7 +112,12 @@ def request_specs(draw: st.DrawFn, name: str, *, subrequest: bool) -> dict[str, 
         fields["tolerations"] = [{"key": "t", "operator": "Exists"}]
     if draw(st.integers(0, 3)) == 0:
         fields["capacity"] = {"requests": {"bw": str(draw(st.integers(1, 2)))}}
-    return exactly(name, draw(st.sampled_from(sorted(CLASSES))), count=draw(st.sampled_from([1, 1, 2])), **fields)
+    return exactly(
+        name,
+        draw(st.sampled_from(sorted(CLASSES))),
+        count=draw(st.sampled_from([1, 1, 2])),
+        **fields,
+    )
 
 
 @st.composite
@@ -115,10 +133,22 @@ def claims(draw: st.DrawFn, name: str) -> ResourceClaim:
             exact_names.append(request_name)
         elif kind == "first":
             subs = [draw(request_specs(f"s{sub}", subrequest=True)) for sub in range(2)]
-            requests.append({"name": request_name, "firstAvailable": [{"name": s["name"], **s["exactly"]} for s in subs]})
+            requests.append(
+                {
+                    "name": request_name,
+                    "firstAvailable": [{"name": s["name"], **s["exactly"]} for s in subs],
+                }
+            )
             exact_names.append(draw(st.sampled_from([request_name, f"{request_name}/s0"])))
         else:
-            requests.append(exactly(request_name, "gpu", mode="All", selectors=draw(st.sampled_from([(), (KIND_IS_A,)]))))
+            requests.append(
+                exactly(
+                    request_name,
+                    "gpu",
+                    mode="All",
+                    selectors=draw(st.sampled_from([(), (KIND_IS_A,)])),
+                )
+            )
             has_all = True
     constraints = []
     if exact_names and draw(st.integers(0, 2)):
@@ -127,7 +157,9 @@ def claims(draw: st.DrawFn, name: str) -> ResourceClaim:
         names = exact_names if has_all or draw(st.booleans()) else []
         constraints.append({kind: attribute, "requests": names})
     devices: dict[str, Any] = {"requests": requests, "constraints": constraints}
-    return ResourceClaim.from_dict({"metadata": {"name": name, "namespace": "ns"}, "spec": {"devices": devices}})
+    return ResourceClaim.from_dict(
+        {"metadata": {"name": name, "namespace": "ns"}, "spec": {"devices": devices}}
+    )
 
 
 @st.composite
@@ -140,12 +172,23 @@ def allocated_states(draw: st.DrawFn, slices: list[ResourceSlice]) -> AllocatedS
         if option.device.allow_multiple_allocations:
             results.append(
                 AllocatedDevice(
-                    request="r", driver=option.id.driver, pool=option.id.pool, device=option.id.device,
-                    share_id="old", consumed_capacity={QualifiedName("bw"): Amount.of(parse_quantity("1"))},
+                    request="r",
+                    driver=option.id.driver,
+                    pool=option.id.pool,
+                    device=option.id.device,
+                    share_id="old",
+                    consumed_capacity={QualifiedName("bw"): Amount.of(parse_quantity("1"))},
                 )
             )
         else:
-            results.append(AllocatedDevice(request="r", driver=option.id.driver, pool=option.id.pool, device=option.id.device))
+            results.append(
+                AllocatedDevice(
+                    request="r",
+                    driver=option.id.driver,
+                    pool=option.id.pool,
+                    device=option.id.device,
+                )
+            )
     return AllocatedState.of([AllocationResult(devices=tuple(results))])
 
 
@@ -156,17 +199,25 @@ def scenarios(draw: st.DrawFn) -> tuple[list[ResourceSlice], list[ResourceClaim]
     return slices, pod_claims, draw(allocated_states(slices))
 
 
-def _as_choices(outcome: Allocated, pod_claims: list[ResourceClaim], slices: list[ResourceSlice]) -> list[list[Choice]]:
+def _as_choices(
+    outcome: Allocated, pod_claims: list[ResourceClaim], slices: list[ResourceSlice]
+) -> list[list[Choice]]:
     """The allocator's result in the reference's terms (grouping devices by request)."""
     options = {option.id: option for option in ordered_devices(slices)}
     assignment: list[list[Choice]] = []
     for claim, result in zip(pod_claims, outcome.results, strict=True):
         choices = []
         for request in claim.spec.requests:
-            picked = [device for device in result.devices if device.request.split("/")[0] == request.name]
+            picked = [
+                device for device in result.devices if device.request.split("/")[0] == request.name
+            ]
             parent = bool(request.first_available)
             sub_name = picked[0].request.split("/")[1] if parent and picked else None
-            spec = next(s for s in request.first_available if s.name == sub_name) if parent else request.exactly
+            spec = (
+                next(s for s in request.first_available if s.name == sub_name)
+                if parent
+                else request.exactly
+            )
             assert spec is not None
             choices.append(Choice(request.name, spec, parent, tuple(options[d.id] for d in picked)))
         assignment.append(choices)
@@ -174,7 +225,10 @@ def _as_choices(outcome: Allocated, pod_claims: list[ResourceClaim], slices: lis
 
 
 def _picks(assignment: list[list[Choice]]) -> list[list[tuple[str, str]]]:
-    return [[(choice.name, str(option.id)) for choice in choices for option in choice.devices] for choices in assignment]
+    return [
+        [(choice.name, str(option.id)) for choice in choices for option in choice.devices]
+        for choices in assignment
+    ]
 
 
 @settings(max_examples=300, deadline=None)
@@ -185,10 +239,16 @@ def test_the_allocator_picks_what_an_exhaustive_search_picks(
     slices, pod_claims, state = scenario
     cel = FakeCel()
     allocator = Allocator(
-        slices=SliceIndex(slices), classes=CLASSES, allocated=state, selectors=selectors(cel), new_share_id=share_ids()
+        slices=SliceIndex(slices),
+        classes=CLASSES,
+        allocated=state,
+        selectors=selectors(cel),
+        new_share_id=share_ids(),
     )
     outcome = allocator.allocate(make_node(), pod_claims)
-    expected = reference_allocation(claims=pod_claims, slices=slices, classes=CLASSES, allocated=state, compile_selector=cel)
+    expected = reference_allocation(
+        claims=pod_claims, slices=slices, classes=CLASSES, allocated=state, compile_selector=cel
+    )
     if expected is None:
         assert isinstance(outcome, CannotAllocate)
         return

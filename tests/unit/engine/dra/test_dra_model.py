@@ -92,7 +92,9 @@ def test_slice_errors_name_the_field(spec: dict[str, Any], message: str) -> None
 
 def test_device_errors_name_the_device_field() -> None:
     bad_attribute = slice_dict("s", [{"name": "d", "attributes": {"x": {"int": 1, "string": "a"}}}])
-    with pytest.raises(InvalidObjectError, match=r"spec\.devices\[0\]\.attributes\['x'\]: exactly one"):
+    with pytest.raises(
+        InvalidObjectError, match=r"spec\.devices\[0\]\.attributes\['x'\]: exactly one"
+    ):
         ResourceSlice.from_dict(bad_attribute)
     bad_capacity = slice_dict("s", [{"name": "d", "capacity": {"mem": {"value": "lots"}}}])
     with pytest.raises(
@@ -148,7 +150,10 @@ def test_a_claim_keeps_requests_with_api_defaults() -> None:
             "allocationMode is All",
         ),
         (
-            {"name": "r", "firstAvailable": [{"name": "a", "deviceClassName": "g", "adminAccess": True}]},
+            {
+                "name": "r",
+                "firstAvailable": [{"name": "a", "deviceClassName": "g", "adminAccess": True}],
+            },
             "ResourceClaim ns/c: spec.devices.requests[0].firstAvailable[0].adminAccess: "
             "is not allowed in a subrequest",
         ),
@@ -193,7 +198,9 @@ def test_a_class_needs_cel_selectors() -> None:
         }
     )
     assert parsed.selectors == ("true",) and parsed.extended_resource_name == "example.com/gpu"
-    with pytest.raises(InvalidObjectError, match=r"DeviceClass gpu: spec.selectors\[0\]: cel must be set"):
+    with pytest.raises(
+        InvalidObjectError, match=r"DeviceClass gpu: spec.selectors\[0\]: cel must be set"
+    ):
         DeviceClass.from_dict({"metadata": {"name": "gpu"}, "spec": {"selectors": [{}]}})
 
 

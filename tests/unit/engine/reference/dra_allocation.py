@@ -64,13 +64,19 @@ def ordered_devices(slices: Sequence[ResourceSlice]) -> list[Option]:
         return (with_binding, *pool, resource_slice.name)
 
     return [
-        Option(device, DeviceID(item.driver, item.pool.name, device.name), (item.driver, item.pool.name))
+        Option(
+            device,
+            DeviceID(item.driver, item.pool.name, device.name),
+            (item.driver, item.pool.name),
+        )
         for item in sorted((s for s in slices if not s.shared_counters), key=pool_key)
         for device in item.devices
     ]
 
 
-def _selected(compile_selector: SelectorCompiler, expressions: Sequence[str | None], option: Option) -> bool:
+def _selected(
+    compile_selector: SelectorCompiler, expressions: Sequence[str | None], option: Option
+) -> bool:
     view = CelDevice.of(
         driver=option.id.driver,
         attributes=option.device.attributes,
@@ -78,7 +84,8 @@ def _selected(compile_selector: SelectorCompiler, expressions: Sequence[str | No
         allow_multiple_allocations=option.device.allow_multiple_allocations,
     )
     return all(
-        expression is not None and compile_selector(expression).matches(view) for expression in expressions
+        expression is not None and compile_selector(expression).matches(view)
+        for expression in expressions
     )
 
 
@@ -94,7 +101,9 @@ def _consumed(spec: RequestSpec, device: Device) -> dict[QualifiedName, Amount]:
     return consumed
 
 
-def _capacity_fits(spec: RequestSpec, device: Device, used: Mapping[QualifiedName, Fraction]) -> bool:
+def _capacity_fits(
+    spec: RequestSpec, device: Device, used: Mapping[QualifiedName, Fraction]
+) -> bool:
     """Without request policies (the property tests generate none)."""
     if any(name not in device.capacity for name in spec.capacity or {}):
         return False
@@ -144,7 +153,9 @@ def valid(
             if allocated.is_allocated(DeviceID(item.driver, item.pool.name, device.name)):
                 for consumption in device.consumes_counters:
                     for name, amount in consumption.counters.items():
-                        counters[(item.driver, item.pool.name)][consumption.counter_set][name] -= amount.value
+                        counters[(item.driver, item.pool.name)][consumption.counter_set][name] -= (
+                            amount.value
+                        )
     taken: dict[DeviceID, set[int]] = {}
     capacity: dict[DeviceID, dict[QualifiedName, Fraction]] = {}
     for claim_index, choices in enumerate(assignment):
@@ -172,7 +183,9 @@ def valid(
                     names = constraint.requests
                     if names and choice.request not in names and choice.name not in names:
                         continue
-                    value = _attribute(option, constraint.match_attribute or constraint.distinct_attribute or "")
+                    value = _attribute(
+                        option, constraint.match_attribute or constraint.distinct_attribute or ""
+                    )
                     if value is None:
                         return False
                     if constraint.match_attribute and watched[index] and watched[index][0] != value:
@@ -214,7 +227,9 @@ def _choices(
             and _selected(compile_selector, spec.selectors, option)
         ]
         if spec.allocation_mode == "All":
-            everything = tuple(option for option in fitting if _capacity_fits(spec, option.device, {}))
+            everything = tuple(
+                option for option in fitting if _capacity_fits(spec, option.device, {})
+            )
             combos = [everything] if everything else []
         else:
             combos = list(itertools.combinations(fitting, spec.count))
@@ -238,7 +253,9 @@ def reference_allocation(
         if depth == len(positions):
             return assignment
         claim_index, request_index = positions[depth]
-        for choice in _choices(claims[claim_index], request_index, devices, classes, compile_selector):
+        for choice in _choices(
+            claims[claim_index], request_index, devices, classes, compile_selector
+        ):
             extended = [list(choices) for choices in assignment]
             extended[claim_index].append(choice)
             if valid(extended, claims, allocated, slices):
