@@ -10,7 +10,7 @@ kube-controller-manager copies into a claim per pod.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -19,14 +19,14 @@ from berth.engine.dra.requests import (
     DeviceRequest,
     parse_request,
 )
-from berth.engine.errors import FieldError, InvalidObjectError
+from berth.engine.dra.values import parse_object, required_name
+from berth.engine.errors import FieldError
 from berth.engine.model.parsing import (
     RawObject,
     as_list,
     as_map,
     as_str,
     as_string_map,
-    display_name,
 )
 
 _Parsed = TypeVar("_Parsed")
@@ -93,7 +93,7 @@ class ResourceClaim:
     @classmethod
     def from_dict(cls, raw: RawObject) -> ResourceClaim:
         """Parse a ResourceClaim; raises `InvalidObjectError` naming the claim and the field."""
-        return _named("ResourceClaim", raw, _parse_claim)
+        return parse_object("ResourceClaim", raw, _parse_claim, namespaced=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,24 +107,7 @@ class ResourceClaimTemplate:
     @classmethod
     def from_dict(cls, raw: RawObject) -> ResourceClaimTemplate:
         """Parse a ResourceClaimTemplate; raises `InvalidObjectError` naming the field."""
-        return _named("ResourceClaimTemplate", raw, _parse_template)
-
-
-def _named(kind: str, raw: RawObject, parse: Callable[[RawObject], _Parsed]) -> _Parsed:
-    """`parse(raw)`, with a `FieldError` turned into an `InvalidObjectError` naming the object."""
-    try:
-        return parse(raw)
-    except FieldError as error:
-        metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
-        if not isinstance(metadata, Mapping):
-            metadata = {}
-        namespace = display_name(metadata.get("namespace"), "default")
-        raise InvalidObjectError(
-            kind=kind,
-            name=f"{namespace}/{display_name(metadata.get('name'))}",
-            field=error.field,
-            problem=error.problem,
-        ) from None
+        return parse_object("ResourceClaimTemplate", raw, _parse_template, namespaced=True)
 
 
 def _parse_claim(raw: RawObject) -> ResourceClaim:
@@ -133,7 +116,7 @@ def _parse_claim(raw: RawObject) -> ResourceClaim:
     allocation = status.get("allocation")
     return ResourceClaim(
         namespace=as_str(metadata.get("namespace"), "metadata.namespace") or "default",
-        name=_name(metadata),
+        name=required_name(metadata, "metadata"),
         uid=as_str(metadata.get("uid"), "metadata.uid"),
         spec=parse_claim_spec(raw.get("spec"), "spec"),
         allocation=None
@@ -155,18 +138,11 @@ def _parse_template(raw: RawObject) -> ResourceClaimTemplate:
     claim_metadata = as_map(spec.get("metadata"), "spec.metadata")
     return ResourceClaimTemplate(
         namespace=as_str(metadata.get("namespace"), "metadata.namespace") or "default",
-        name=_name(metadata),
+        name=required_name(metadata, "metadata"),
         spec=parse_claim_spec(spec.get("spec"), "spec.spec"),
         labels=as_string_map(claim_metadata.get("labels"), "spec.metadata.labels"),
         annotations=as_string_map(claim_metadata.get("annotations"), "spec.metadata.annotations"),
     )
-
-
-def _name(metadata: RawObject) -> str:
-    name = as_str(metadata.get("name"), "metadata.name")
-    if not name:
-        raise FieldError("metadata.name", "must be set")
-    return name
 
 
 def _names(raw: object, field: str) -> tuple[str, ...]:

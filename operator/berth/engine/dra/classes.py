@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.engine.dra.requests import parse_selector_expression
-from berth.engine.errors import FieldError, InvalidObjectError
-from berth.engine.model.parsing import RawObject, as_list, as_map, as_str, display_name
+from berth.engine.dra.values import parse_object, required_name
+from berth.engine.errors import FieldError
+from berth.engine.model.parsing import RawObject, as_list, as_map, as_str
 
 __all__ = ["DeviceClass"]
 
@@ -29,21 +30,11 @@ class DeviceClass:
     @classmethod
     def from_dict(cls, raw: RawObject) -> DeviceClass:
         """Parse a DeviceClass; raises `InvalidObjectError` naming the class and the field."""
-        metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
-        shown = display_name(metadata.get("name") if isinstance(metadata, Mapping) else None)
-        try:
-            return _parse_class(raw)
-        except FieldError as error:
-            raise InvalidObjectError(
-                kind="DeviceClass", name=shown, field=error.field, problem=error.problem
-            ) from None
+        return parse_object("DeviceClass", raw, _parse_class, namespaced=False)
 
 
 def _parse_class(raw: RawObject) -> DeviceClass:
-    metadata = as_map(raw.get("metadata"), "metadata")
-    name = as_str(metadata.get("name"), "metadata.name")
-    if not name:
-        raise FieldError("metadata.name", "must be set")
+    name = required_name(raw.get("metadata"), "metadata")
     spec = as_map(raw.get("spec"), "spec")
     selectors = []
     for index, item in enumerate(as_list(spec.get("selectors"), "spec.selectors")):

@@ -20,9 +20,11 @@ from berth.engine.dra.values import (
     QualifiedName,
     parse_amount,
     parse_attribute,
+    parse_object,
     parse_optional_amount,
+    required_name,
 )
-from berth.engine.errors import FieldError, InvalidObjectError
+from berth.engine.errors import FieldError
 from berth.engine.model.labels import NodeSelector, parse_node_selector
 from berth.engine.model.parsing import (
     RawObject,
@@ -32,7 +34,6 @@ from berth.engine.model.parsing import (
     as_map,
     as_str,
     brief,
-    display_name,
 )
 
 __all__ = [
@@ -139,21 +140,11 @@ class ResourceSlice:
     @classmethod
     def from_dict(cls, raw: RawObject) -> ResourceSlice:
         """Parse a resource.k8s.io/v1 ResourceSlice; raises `InvalidObjectError` naming the field."""
-        metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
-        name = display_name(metadata.get("name") if isinstance(metadata, Mapping) else None)
-        try:
-            return _parse_slice(raw)
-        except FieldError as error:
-            raise InvalidObjectError(
-                kind="ResourceSlice", name=name, field=error.field, problem=error.problem
-            ) from None
+        return parse_object("ResourceSlice", raw, _parse_slice, namespaced=False)
 
 
 def _parse_slice(raw: RawObject) -> ResourceSlice:
-    metadata = as_map(raw.get("metadata"), "metadata")
-    name = as_str(metadata.get("name"), "metadata.name")
-    if not name:
-        raise FieldError("metadata.name", "must be set")
+    name = required_name(raw.get("metadata"), "metadata")
     spec = as_map(raw.get("spec"), "spec")
     driver = as_str(spec.get("driver"), "spec.driver")
     if not driver:
@@ -188,19 +179,12 @@ def _parse_slice(raw: RawObject) -> ResourceSlice:
         ),
         shared_counters=tuple(
             CounterSet(
-                name=_required_name(item, f"spec.sharedCounters[{index}]"),
+                name=required_name(item, f"spec.sharedCounters[{index}]"),
                 counters=_parse_counters(item, f"spec.sharedCounters[{index}]"),
             )
             for index, item in enumerate(as_list(spec.get("sharedCounters"), "spec.sharedCounters"))
         ),
     )
-
-
-def _required_name(raw: object, field: str) -> str:
-    name = as_str(as_map(raw, field).get("name"), f"{field}.name")
-    if not name:
-        raise FieldError(f"{field}.name", "must be set")
-    return name
 
 
 def _parse_counters(raw: object, field: str) -> dict[str, Amount]:
@@ -231,7 +215,7 @@ def _parse_node_selection(raw: RawObject, field: str) -> NodeSelection:
 
 def _parse_device(raw: object, field: str, *, per_device: bool) -> Device:
     device = as_map(raw, field)
-    name = _required_name(device, field)
+    name = required_name(device, field)
     node = _parse_node_selection(device, field)
     if per_device and not node.is_set:
         raise FieldError(

@@ -8,12 +8,13 @@ constraint never equates the string "1" with the integer 1, nor `true` with 1.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import NamedTuple, NewType
+from typing import NamedTuple, NewType, TypeVar
 
-from berth.engine.errors import FieldError
-from berth.engine.model.parsing import RawObject, as_map, brief
+from berth.engine.errors import FieldError, InvalidObjectError
+from berth.engine.model.parsing import RawObject, as_map, as_str, brief, display_name
 from berth.engine.model.quantity import parse_quantity
 from berth.engine.model.quantity_form import Form, Quantity
 
@@ -27,8 +28,39 @@ __all__ = [
     "parse_amount",
     "parse_amount_map",
     "parse_attribute",
+    "parse_object",
     "parse_optional_amount",
+    "required_name",
 ]
+
+_Parsed = TypeVar("_Parsed")
+
+
+def parse_object(
+    kind: str, raw: RawObject, parse: Callable[[RawObject], _Parsed], *, namespaced: bool
+) -> _Parsed:
+    """`parse(raw)`, with a `FieldError` turned into an `InvalidObjectError` naming the object."""
+    try:
+        return parse(raw)
+    except FieldError as error:
+        metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
+        if not isinstance(metadata, Mapping):
+            metadata = {}
+        name = display_name(metadata.get("name"))
+        if namespaced:
+            name = f"{display_name(metadata.get('namespace'), 'default')}/{name}"
+        raise InvalidObjectError(
+            kind=kind, name=name, field=error.field, problem=error.problem
+        ) from None
+
+
+def required_name(raw: object, field: str) -> str:
+    """The `name` of an object or list entry, which must be set."""
+    name = as_str(as_map(raw, field).get("name"), f"{field}.name")
+    if not name:
+        raise FieldError(f"{field}.name", "must be set")
+    return name
+
 
 # A device attribute or capacity name: "domain/id", or a bare "id" in the driver's domain.
 QualifiedName = NewType("QualifiedName", str)

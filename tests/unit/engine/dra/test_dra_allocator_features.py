@@ -356,3 +356,19 @@ def test_a_shared_device_charges_its_counters_once() -> None:
     assert picked(
         make_allocator(slices, allocated=[taken]).allocate(make_node(), [make_claim("a")])
     ) == [[("req", "nic")]]
+
+
+def test_a_node_whose_labels_change_gets_its_pools_again() -> None:
+    zone = {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
+        ]
+    }
+    slices = [make_slice("s", [device("fpga")], node=None, nodeSelector=zone, pool="shared")]
+    allocator = make_allocator(slices)
+    assert isinstance(
+        allocator.allocate(make_node("n", {"zone": "b"}), [make_claim("c")]), CannotAllocate
+    )
+    assert picked(allocator.allocate(make_node("n", {"zone": "a"}), [make_claim("c")])) == [
+        [("req", "fpga")]
+    ]

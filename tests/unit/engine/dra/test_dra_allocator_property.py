@@ -40,6 +40,7 @@ from tests.unit.engine.reference.dra_allocation import (
 NIC = "nic.example.com"
 ROOT_IS_0 = f'device.attributes["{DRIVER}"].root == 0'
 KIND_IS_A = f'device.attributes["{DRIVER}"].kind == "a"'
+ONE = Amount.of(parse_quantity("1"))
 CLASSES = {item.name: item for item in (make_class("gpu"), make_class("kind-a", (KIND_IS_A,)))}
 
 
@@ -47,7 +48,7 @@ CLASSES = {item.name: item for item in (make_class("gpu"), make_class("kind-a", 
 def pools(draw: st.DrawFn) -> list[ResourceSlice]:
     slices: list[ResourceSlice] = []
     budget = 6  # devices in all, so that the exhaustive reference stays quick
-    names = iter(draw(st.permutations([f"s-{letter}" for letter in "abcdefgh"])))
+    names = iter(draw(st.permutations([f"s-{letter}" for letter in "abcdefghijkl"])))
     pool_ids = draw(
         st.lists(
             st.tuples(st.sampled_from([DRIVER, NIC]), st.sampled_from(["p0", "p1"])),
@@ -169,26 +170,14 @@ def allocated_states(draw: st.DrawFn, slices: list[ResourceSlice]) -> AllocatedS
         taken = draw(st.integers(0, 4)) == 0
         if not taken:
             continue
-        if option.device.allow_multiple_allocations:
-            results.append(
-                AllocatedDevice(
-                    request="r",
-                    driver=option.id.driver,
-                    pool=option.id.pool,
-                    device=option.id.device,
-                    share_id="old",
-                    consumed_capacity={QualifiedName("bw"): Amount.of(parse_quantity("1"))},
-                )
-            )
-        else:
-            results.append(
-                AllocatedDevice(
-                    request="r",
-                    driver=option.id.driver,
-                    pool=option.id.pool,
-                    device=option.id.device,
-                )
-            )
+        # A shared device is taken by a share that consumed one unit of its capacity.
+        share: dict[str, Any] = (
+            {"share_id": "old", "consumed_capacity": {QualifiedName("bw"): ONE}}
+            if option.device.allow_multiple_allocations
+            else {}
+        )
+        driver, pool, name = option.id
+        results.append(AllocatedDevice(request="r", driver=driver, pool=pool, device=name, **share))
     return AllocatedState.of([AllocationResult(devices=tuple(results))])
 
 
