@@ -21,7 +21,8 @@ from typing import Protocol
 
 from berth.engine.dra.errors import AllocationError
 from berth.engine.dra.slices import DeviceCapacity
-from berth.engine.dra.values import Amount, AttributeValue, DeviceID, QualifiedName
+from berth.engine.dra.values import AttributeValue, DeviceID, QualifiedName
+from berth.engine.model.quantity import Quantity
 
 __all__ = [
     "CelDevice",
@@ -42,8 +43,8 @@ class CelDevice:
 
     driver: str
     attributes: Mapping[QualifiedName, AttributeValue]
-    capacity: Mapping[QualifiedName, Amount]
-    allow_multiple_allocations: bool | None = None
+    capacity: Mapping[QualifiedName, Quantity]
+    allow_multiple_allocations: bool = False
 
     @classmethod
     def of(
@@ -57,8 +58,8 @@ class CelDevice:
         return cls(
             driver=driver,
             attributes=attributes,
-            capacity={name: entry.value for name, entry in capacity.items()},
-            allow_multiple_allocations=allow_multiple_allocations,
+            capacity={name: entry.value.quantity for name, entry in capacity.items()},
+            allow_multiple_allocations=bool(allow_multiple_allocations),
         )
 
 

@@ -74,10 +74,13 @@ class Amount:
     text: str
     form: Form
     units: int  # upstream's Value(): rounded up to a whole number, as int64
+    quantity: Quantity  # as parsed, for CEL's quantity functions
 
     @classmethod
     def of(cls, quantity: Quantity) -> Amount:
-        return cls(quantity.exact(), quantity.canonical_text(), quantity.form, quantity.scaled(0))
+        return cls(
+            quantity.exact(), quantity.canonical_text(), quantity.form, quantity.scaled(0), quantity
+        )
 
     def __str__(self) -> str:
         return self.text

@@ -77,7 +77,7 @@ def _compile_one(text: str) -> Callable[[CelDevice], bool]:
             amount = device.capacity.get(QualifiedName(f"{domain}/{name}"))
             if amount is None and domain == device.driver:
                 amount = device.capacity.get(QualifiedName(name))
-            return amount is not None and amount.value >= units
+            return amount is not None and amount.exact() >= units
 
         return capacity_at_least
     raise FakeCelError(f"undeclared reference in {text!r}")

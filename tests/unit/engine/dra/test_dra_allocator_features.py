@@ -372,3 +372,15 @@ def test_a_node_whose_labels_change_gets_its_pools_again() -> None:
     assert picked(allocator.allocate(make_node("n", {"zone": "a"}), [make_claim("c")])) == [
         [("req", "fpga")]
     ]
+
+
+def test_selectors_see_capacity_as_quantities() -> None:
+    devices = [
+        device("small", capacity={"memory": {"value": "20Gi"}}),
+        device("big", capacity={"memory": {"value": "80Gi"}}),
+    ]
+    allocator = make_allocator([make_slice("s", devices)])
+    claim = make_claim(
+        "c", exactly(selectors=(f'device.capacity["{DRIVER}"].memory >= {40 * 2**30}',))
+    )
+    assert picked(allocator.allocate(make_node(), [claim])) == [[("req", "big")]]
