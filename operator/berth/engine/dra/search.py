@@ -33,6 +33,7 @@ from berth.engine.dra.counters import CounterLedger
 from berth.engine.dra.errors import AllocationError, AllocationTimeout
 from berth.engine.dra.pools import Candidate, NodeLike, Pool, node_matches
 from berth.engine.dra.requests import ALLOCATION_MODE_ALL, RequestSpec
+from berth.engine.dra.rollback import DeviceRollback
 from berth.engine.dra.selection import SelectorCache
 from berth.engine.dra.values import Amount, DeviceID, QualifiedName
 
@@ -316,7 +317,7 @@ class Search:
             return None
         if not admin and self._in_use(device_id):
             return None
-        undo = _Undo(self, key, candidate, pool)
+        undo = DeviceRollback(self, key, candidate, pool)
         # A further share of a shared device charges no counters: the first share did.
         if device.consumes_counters and not (shared and self._capacity_in_use(device_id)):
             if not self.counters.reserve(candidate, pool):
@@ -370,45 +371,3 @@ class Search:
 
     def _capacity_in_use(self, device: DeviceID) -> bool:
         return self.allocated.is_shared(device) or device in self.allocating_capacity
-
-
-class _Undo:
-    """What `allocate_device` changed for one candidate; calling it reverts that, newest first."""
-
-    def __init__(self, search: Search, key: RequestKey, candidate: Candidate, pool: Pool) -> None:
-        self.search = search
-        self.key = key
-        self.candidate = candidate
-        self.pool = pool
-        self.counters_reserved = False
-        self.constraints_added = 0
-        self.device_marked = False
-        self.consumed: dict[QualifiedName, Amount] | None = None
-        self.capacity_existed = False
-        self.result_added = False
-        self.results_before = len(search.results[key[0]])
-
-    def __call__(self) -> None:
-        search = self.search
-        claim_index = self.key[0]
-        device_id = self.candidate.id
-        if self.result_added:
-            del search.results[claim_index][self.results_before :]
-        if self.consumed is not None:
-            totals = search.allocating_capacity[device_id]
-            for name, amount in self.consumed.items():
-                totals[name] -= amount.value
-            if all(value == 0 for value in totals.values()):
-                # Emptied: forget it, unless an earlier share still marks the device as shared.
-                if self.capacity_existed:
-                    totals.clear()
-                else:
-                    del search.allocating_capacity[device_id]
-        if self.device_marked:
-            search.allocating_devices[device_id].discard(claim_index)
-        data = search.request_data[self.key]
-        request, subrequest = (data.parent, data.spec.name) if data.parent else (data.spec.name, "")
-        for constraint in reversed(search.constraints[claim_index][: self.constraints_added]):
-            constraint.remove(request, subrequest)
-        if self.counters_reserved:
-            search.counters.release(self.candidate, self.pool)
