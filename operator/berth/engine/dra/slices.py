@@ -20,6 +20,7 @@ from berth.engine.dra.values import (
     QualifiedName,
     parse_amount,
     parse_attribute,
+    parse_entries,
     parse_object,
     parse_optional_amount,
     required_name,
@@ -33,7 +34,6 @@ from berth.engine.model.parsing import (
     as_list,
     as_map,
     as_str,
-    brief,
 )
 
 __all__ = [
@@ -188,14 +188,14 @@ def _parse_slice(raw: RawObject) -> ResourceSlice:
 
 
 def _parse_counters(raw: object, field: str) -> dict[str, Amount]:
-    counters = as_map(as_map(raw, field).get("counters"), f"{field}.counters")
-    return {
-        str(name): parse_amount(
-            as_map(counter, f"{field}.counters[{brief(name)}]").get("value"),
-            f"{field}.counters[{brief(name)}].value",
-        )
-        for name, counter in counters.items()
-    }
+    counters = parse_entries(
+        as_map(raw, field).get("counters"), f"{field}.counters", _parse_counter
+    )
+    return {str(name): amount for name, amount in counters.items()}
+
+
+def _parse_counter(raw: object, field: str) -> Amount:
+    return parse_amount(as_map(raw, field).get("value"), f"{field}.value")
 
 
 def _parse_node_selection(raw: RawObject, field: str) -> NodeSelection:
@@ -228,14 +228,8 @@ def _parse_device(raw: object, field: str, *, per_device: bool) -> Device:
     allow_multiple = device.get("allowMultipleAllocations")
     return Device(
         name=name,
-        attributes={
-            QualifiedName(str(key)): parse_attribute(value, f"{field}.attributes[{brief(key)}]")
-            for key, value in attributes.items()
-        },
-        capacity={
-            QualifiedName(str(key)): _parse_capacity(value, f"{field}.capacity[{brief(key)}]")
-            for key, value in capacity.items()
-        },
+        attributes=parse_entries(attributes, f"{field}.attributes", parse_attribute),
+        capacity=parse_entries(capacity, f"{field}.capacity", _parse_capacity),
         consumes_counters=tuple(
             _parse_consumption(item, f"{field}.consumesCounters[{index}]")
             for index, item in enumerate(

@@ -28,6 +28,7 @@ __all__ = [
     "parse_amount",
     "parse_amount_map",
     "parse_attribute",
+    "parse_entries",
     "parse_object",
     "parse_optional_amount",
     "required_name",
@@ -104,11 +105,28 @@ def parse_optional_amount(raw: object, field: str) -> Amount | None:
     return None if raw is None else parse_amount(raw, field)
 
 
+_Entry = TypeVar("_Entry")
+
+
+def parse_entries(
+    raw: object, field: str, parse: Callable[[object, str], _Entry]
+) -> dict[QualifiedName, _Entry]:
+    """A map keyed by qualified names; `parse(value, "")` reads one value.
+
+    The path of an entry ("field['name']") is only written when the entry is wrong: slices
+    hold thousands of entries, and quoting each key up front costs more than parsing it.
+    """
+    parsed: dict[QualifiedName, _Entry] = {}
+    for name, value in as_map(raw, field).items():
+        try:
+            parsed[QualifiedName(str(name))] = parse(value, "")
+        except FieldError as error:
+            raise FieldError(f"{field}[{brief(name)}]{error.field}", error.problem) from None
+    return parsed
+
+
 def parse_amount_map(raw: object, field: str) -> dict[QualifiedName, Amount]:
-    return {
-        QualifiedName(str(name)): parse_amount(value, f"{field}[{brief(name)}]")
-        for name, value in as_map(raw, field).items()
-    }
+    return parse_entries(raw, field, parse_amount)
 
 
 @dataclass(frozen=True, slots=True, order=True)
