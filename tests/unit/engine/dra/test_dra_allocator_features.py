@@ -384,3 +384,18 @@ def test_selectors_see_capacity_as_quantities() -> None:
         "c", exactly(selectors=(f'device.capacity["{DRIVER}"].memory >= {40 * 2**30}',))
     )
     assert picked(allocator.allocate(make_node(), [claim])) == [[("req", "big")]]
+
+
+def test_admin_access_within_one_pod_follows_upstream() -> None:
+    # Upstream's cases "admin-access-claims-device-allocating-for-non-admin-access" and
+    # "all-devices-some-allocating-admin-access".
+    allocator = make_allocator([make_slice("s", gpus(2))])
+    admin = make_claim("admin", exactly(adminAccess=True))
+    assert picked(allocator.allocate(make_node(), [make_claim("plain"), admin])) == [
+        [("req", "gpu-0")],
+        [("req", "gpu-0")],
+    ]
+    both_admin = make_claim(
+        "c", exactly("one", adminAccess=True), exactly("all", mode="All", adminAccess=True)
+    )
+    assert isinstance(allocator.allocate(make_node(), [both_admin]), CannotAllocate)
