@@ -93,6 +93,10 @@ class AllocationResult:
     node_selector: NodeSelector | None = None  # None: usable on every node
     node_selector_raw: Mapping[str, Any] | None = field(default=None, compare=False)
 
+    def available_on(self, *, node_name: str, labels: Mapping[str, str]) -> bool:
+        """Whether pods on this node can use the allocated devices (Filter's first check)."""
+        return self.node_selector is None or self.node_selector.matches(labels, node_name)
+
     def to_dict(self) -> dict[str, Any]:
         """status.allocation as PreBind writes it (without allocationTimestamp, which it adds)."""
         devices: dict[str, Any] = {"results": [device.to_dict() for device in self.devices]}

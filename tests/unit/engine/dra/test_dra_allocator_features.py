@@ -399,3 +399,15 @@ def test_admin_access_within_one_pod_follows_upstream() -> None:
         "c", exactly("one", adminAccess=True), exactly("all", mode="All", adminAccess=True)
     )
     assert isinstance(allocator.allocate(make_node(), [both_admin]), CannotAllocate)
+
+
+def test_an_allocation_says_where_its_devices_can_be_used() -> None:
+    outcome = make_allocator([make_slice("s", gpus(1))]).allocate(make_node(), [make_claim("c")])
+    assert isinstance(outcome, Allocated)
+    local = outcome.results[0]
+    assert local.available_on(node_name="node-a", labels={})
+    assert not local.available_on(node_name="node-b", labels={})
+    anywhere = make_slice("s", gpus(1), node=None, allNodes=True)
+    outcome = make_allocator([anywhere]).allocate(make_node(), [make_claim("c")])
+    assert isinstance(outcome, Allocated)
+    assert outcome.results[0].available_on(node_name="node-b", labels={})
