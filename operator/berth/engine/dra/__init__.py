@@ -2,7 +2,8 @@
 
 The model (`classes`, `claims`, `requests`, `allocations`, `slices`, `values`) parses
 DeviceClasses, ResourceClaims, ResourceClaimTemplates and ResourceSlices once; the
-allocator (`allocator`, over `pools`, `search`, `counters`, `capacity`, `constraints`,
-`results`) decides, as kube-scheduler v1.37 does, which devices a pod's claims get on a node.
-CEL selectors are evaluated by whatever `selection.SelectorCompiler` the caller supplies.
+allocator (`allocator`, over `pools`, `search`, `rollback`, `counters`, `capacity`,
+`constraints`, `results`, `allocated_state`) decides, as kube-scheduler v1.37 does, which
+devices a pod's claims get on a node, failing as `errors` says. CEL selectors are evaluated
+by whatever `selection.SelectorCompiler` the caller supplies.
 """
