@@ -139,6 +139,13 @@ class Quantity:
         stripped = digits.rstrip("0")
         return int(stripped), power10 + len(digits) - len(stripped)
 
+    def exact(self) -> Fraction:
+        """The amount as an exact number (nano-rounded as upstream keeps it), for exact comparisons."""
+        if self.mantissa == 0:
+            return Fraction(0)
+        mantissa, power10 = self._normalized()
+        return Fraction(mantissa) * Fraction(10) ** power10
+
     def canonical_text(self) -> str:
         """Upstream's `Quantity.String()` of this quantity."""
         if self.mantissa == 0:
