@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 
 from berth.engine.cluster import ClusterState
 from berth.engine.cluster.storage import StorageObjects
-from berth.engine.cluster.storage_assume import AssumeConflictError
 from berth.engine.framework.handle import ClaimReference, VolumeBindingWriter
 from berth.engine.model.pod import Pod
 from berth.engine.model.storage import (
@@ -88,28 +87,49 @@ def revert(storage: StorageObjects, volumes: PodVolumes) -> None:
         storage.restore_claim(claim.namespace, claim.name)
 
 
+def _assume_problem(
+    stored: PersistentVolume | PersistentVolumeClaim | None, wanted: str, resource: str, key: str
+) -> str | None:
+    """Why an object cannot be assumed, in the assume cache's words (None: it can)."""
+    if stored is None:
+        return f'{resource} "{key}" not found'
+    if stored.resource_version != wanted:
+        return f'"{key}" is out of sync (stored: {stored.resource_version}, assume: {wanted})'
+    return None
+
+
 def assume_pod_volumes(
     storage: StorageObjects, volumes: PodVolumes, node_name: str
 ) -> PodVolumes | str:
     """Assume the node's bindings; what was assumed, or why not (nothing is left assumed)."""
     static: list[tuple[PersistentVolumeClaim, PersistentVolume]] = []
     provisions: list[tuple[PersistentVolumeClaim, None]] = []
-    try:
-        for claim, volume in volumes.static:
-            bound, changed = bind_volume_to_claim(volume, claim)
-            if changed:
-                storage.assume_volume(bound)
-            static.append((claim, bound))
-        for claim, _capacity in volumes.provisions:
-            annotations = {**claim.annotations, ANN_SELECTED_NODE: node_name}
-            selected = dataclasses.replace(
-                claim, metadata=dataclasses.replace(claim.metadata, annotations=annotations)
-            )
-            storage.assume_claim(selected)
-            provisions.append((selected, None))
-    except AssumeConflictError as conflict:
+    problem: str | None = None
+    for claim, volume in volumes.static:
+        bound, changed = bind_volume_to_claim(volume, claim)
+        if changed:
+            stored = storage.volumes.get_api(bound.key)
+            problem = _assume_problem(stored, bound.resource_version, "persistentvolumes", bound.key)
+            if problem is not None:
+                break
+            storage.assume_volume(bound)
+        static.append((claim, bound))
+    for claim, _capacity in volumes.provisions if problem is None else ():
+        annotations = {**claim.annotations, ANN_SELECTED_NODE: node_name}
+        selected = dataclasses.replace(
+            claim, metadata=dataclasses.replace(claim.metadata, annotations=annotations)
+        )
+        stored_claim = storage.claims.get_api(selected.key)
+        problem = _assume_problem(
+            stored_claim, selected.resource_version, "persistentvolumeclaims", selected.key
+        )
+        if problem is not None:
+            break
+        storage.assume_claim(selected)
+        provisions.append((selected, None))
+    if problem is not None:
         revert(storage, PodVolumes(tuple(static), tuple(provisions)))
-        return str(conflict)
+        return problem
     return PodVolumes(tuple(static), tuple(provisions))
 
 
