@@ -196,6 +196,24 @@ class PodBuilder:
         )
         return self
 
+    def ephemeral(self, volume: str, storage_class: str = "", storage: str = "1Gi") -> PodBuilder:
+        """A generic ephemeral volume; its claim is named <pod>-<volume>."""
+        spec: dict[str, Any] = {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": storage}},
+        }
+        if storage_class:
+            spec["storageClassName"] = storage_class
+        self._spec.setdefault("volumes", []).append(
+            {"name": volume, "ephemeral": {"volumeClaimTemplate": {"spec": spec}}}
+        )
+        return self
+
+    def volume(self, name: str, kind: str, **source: Any) -> PodBuilder:
+        """An in-line volume, e.g. volume("disk", "gcePersistentDisk", pdName="pd1")."""
+        self._spec.setdefault("volumes", []).append({"name": name, kind: source})
+        return self
+
     def resource_claim(self, name: str, template: str = "gpu-template") -> PodBuilder:
         """A DRA claim in spec.resourceClaims, made from a ResourceClaimTemplate."""
         self._spec.setdefault("resourceClaims", []).append(

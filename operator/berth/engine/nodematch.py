@@ -12,6 +12,11 @@ compare value ids, Exists/DoesNotExist test for `MISSING`, Gt/Lt read the int64
 meaning of each distinct label value (kept per column as its vocabulary grows),
 and `metadata.name` fields compare slot numbers. Taints are judged once per
 distinct taint set (`TaintGroups`).
+
+The volume plugins ask the same kind of question about storage: which nodes a
+PersistentVolume's node affinity, a StorageClass's `allowedTopologies` or a
+CSIStorageCapacity's `nodeTopology` reach; those masks are built here too, from the
+same label columns.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from berth.engine.cluster.per_cluster import PerCluster
 from berth.engine.cluster.state import MISSING, LabelColumn
 from berth.engine.model.labels import (
     FieldRequirement,
+    LabelSelector,
     NodeSelector,
     NodeSelectorTerm,
     Operator,
@@ -35,17 +41,21 @@ from berth.engine.model.labels import (
 )
 from berth.engine.model.node import Node, Taint, TaintEffect
 from berth.engine.model.pod import Pod, PreferredNodeTerm, Toleration, tolerates_taint
+from berth.engine.model.storage import TopologySelectorTerm
 
 __all__ = [
     "first_untolerated_taint",
     "label_selector_mask",
     "matches_required_node_affinity",
+    "node_label_selector_mask",
     "node_selector_mask",
     "pod_has_node_requirements",
     "pod_matches_node",
     "preferred_weights",
     "term_mask",
+    "topology_terms_mask",
     "untolerated_taint_mask",
+    "volume_node_affinity_mask",
 ]
 
 Mask = NDArray[np.bool_]
@@ -129,29 +139,32 @@ def _field_mask(cluster: ClusterState, requirement: FieldRequirement, slots: Nod
     return inside if requirement.operator is Operator.IN else ~inside
 
 
-def term_mask(cluster: ClusterState, term: NodeSelectorTerm, slots: NodeSlots) -> Mask:
+def term_mask(
+    cluster: ClusterState, term: NodeSelectorTerm, slots: NodeSlots, *, with_fields: bool = True
+) -> Mask:
     """Nodes matching every expression and field of `term`; an empty or invalid term matches none.
 
     (kube-scheduler ignores a term's parse error: the term simply never matches.)
+    `with_fields=False` judges nodes by their labels alone, `matchFields` passing, as a
+    PersistentVolume's node affinity is judged.
     """
     if not term.valid or term.is_empty:
         return np.zeros(slots.size, dtype=bool)
-    result: Mask | None = None
+    result: Mask = np.ones(slots.size, dtype=bool)
     for requirement in term.expressions:
-        mask = _requirement_mask(cluster, requirement, slots)
-        result = mask if result is None else result & mask
-    for field_requirement in term.fields:
-        mask = _field_mask(cluster, field_requirement, slots)
-        result = mask if result is None else result & mask
-    assert result is not None
+        result &= _requirement_mask(cluster, requirement, slots)
+    for field_requirement in term.fields if with_fields else ():
+        result &= _field_mask(cluster, field_requirement, slots)
     return result
 
 
-def node_selector_mask(cluster: ClusterState, selector: NodeSelector, slots: NodeSlots) -> Mask:
+def node_selector_mask(
+    cluster: ClusterState, selector: NodeSelector, slots: NodeSlots, *, with_fields: bool = True
+) -> Mask:
     """Nodes matching some term of `selector` (terms are ORed; no terms matches no node)."""
     result = np.zeros(slots.size, dtype=bool)
     for term in selector.terms:
-        result |= term_mask(cluster, term, slots)
+        result |= term_mask(cluster, term, slots, with_fields=with_fields)
     return result
 
 
@@ -164,6 +177,76 @@ def label_selector_mask(cluster: ClusterState, labels: Mapping[str, str], slots:
         if wanted is None:
             return np.zeros(slots.size, dtype=bool)
         result &= column.values[slots] == wanted
+    return result
+
+
+# ---------------------------------------------------------------------- storage topology
+
+
+class _VolumeAffinities:
+    """Each volume node affinity's mask over every slot, until a node is written."""
+
+    def __init__(self) -> None:
+        self.node_writes = -1
+        self.masks: dict[NodeSelector, Mask] = {}
+
+
+_VOLUME_AFFINITIES: PerCluster[_VolumeAffinities] = PerCluster(_VolumeAffinities)
+_MAX_VOLUME_AFFINITIES = 4096
+
+
+def volume_node_affinity_mask(
+    cluster: ClusterState, affinity: NodeSelector | None, slots: NodeSlots
+) -> Mask:
+    """Per slot: a volume with this `spec.nodeAffinity.required` is reachable from the node.
+
+    Judged as upstream's `CheckNodeAffinity` judges it (labels only; see
+    `PersistentVolume.node_affinity_matches`). Many pods ask about the same few volumes
+    (local PVs), so each affinity's answer over all slots is kept until a node changes.
+    """
+    if affinity is None:
+        return np.ones(slots.size, dtype=bool)
+    memo = _VOLUME_AFFINITIES.of(cluster)
+    if memo.node_writes != cluster.node_writes or len(memo.masks) >= _MAX_VOLUME_AFFINITIES:
+        memo.node_writes = cluster.node_writes
+        memo.masks = {}
+    every = memo.masks.get(affinity)
+    if every is None or every.size != cluster.live.size:
+        all_slots = np.arange(cluster.live.size, dtype=np.intp)
+        every = memo.masks[affinity] = node_selector_mask(
+            cluster, affinity, all_slots, with_fields=False
+        )
+    picked: Mask = every[slots]
+    return picked
+
+
+def node_label_selector_mask(
+    cluster: ClusterState, selector: LabelSelector | None, slots: NodeSlots
+) -> Mask:
+    """Per slot: the node's labels match a label selector (a CSIStorageCapacity's
+    `nodeTopology`); a nil selector matches no node, an empty one every node."""
+    if selector is None:
+        return np.zeros(slots.size, dtype=bool)
+    result = np.ones(slots.size, dtype=bool)
+    for requirement in selector.requirements:
+        result &= _requirement_mask(cluster, requirement, slots)
+    return result
+
+
+def topology_terms_mask(
+    cluster: ClusterState, terms: tuple[TopologySelectorTerm, ...], slots: NodeSlots
+) -> Mask:
+    """Per slot: the node matches a StorageClass's `allowedTopologies` (no terms: every node)."""
+    if not terms:
+        return np.ones(slots.size, dtype=bool)
+    result = np.zeros(slots.size, dtype=bool)
+    for term in terms:
+        if not term.valid:
+            continue
+        matched = np.ones(slots.size, dtype=bool)
+        for key, values in term.expressions:
+            matched &= _requirement_mask(cluster, Requirement(key, Operator.IN, values), slots)
+        result |= matched
     return result
 
 

@@ -41,3 +41,15 @@ def assigned_pod_update_event(old: Pod, new: Pod) -> ClusterEvent | None:
     if not action:
         return None
     return ClusterEvent(Resource.ASSIGNED_POD, action, "AssignedPodUpdate")
+
+
+_ACTION_LABELS = {Action.ADD: "Add", Action.UPDATE: "Update", Action.DELETE: "Delete"}
+
+
+def storage_event(kind: str, action: Action) -> ClusterEvent:
+    """The event for an added, updated or deleted storage object of `kind` (its API kind name).
+
+    Like kube-scheduler's generic handlers for these kinds, an update is plain `Update`
+    (every update flavour), so a registration for any update of the kind matches it.
+    """
+    return ClusterEvent(Resource(kind), action, f"{kind}{_ACTION_LABELS[action]}")

@@ -33,6 +33,7 @@ from berth.scheduling.ports import (
 from berth.scheduling.profiles import LiveProfiles
 from berth.scheduling.queue import QueuedPodInfo, SchedulingQueue
 from berth.scheduling.scheduling_cycle import SchedulingCycle
+from berth.scheduling.storage_intake import StorageIntake
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +72,10 @@ class Scheduler:
         )
         self.intake = Intake(
             cache=self.cache, queue=self.queue, profiles=self.profiles, reporter=reporter
+        )
+        # PVs, PVCs, storage classes and CSI objects: into the cluster, then as cluster events.
+        self.storage_intake = StorageIntake(
+            storage=self.cache.cluster.storage, notify=self.intake.notify
         )
         failures = FailureHandler(queue=self.queue, reporter=reporter)
         self.scheduling = SchedulingCycle(

@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from berth.engine.cluster.images import ImageStates
 from berth.engine.cluster.queries import PodQuery, TermKey, term_keys_of
 from berth.engine.cluster.resource_states import ResourceStates
+from berth.engine.cluster.storage import StorageObjects
 from berth.engine.cluster.workloads import Workload
 from berth.engine.cluster.zones import NodeTree, zone_key
 from berth.engine.model.node import Node
@@ -115,6 +116,8 @@ class ClusterState:
         self.images = ImageStates()
         self.pods_with_required_anti_affinity = 0
         self._pdbs: dict[tuple[str, str], PodDisruptionBudget] = {}
+        # PVs, PVCs, storage classes and the CSI objects the volume plugins read.
+        self.storage = StorageObjects()
         self._trial: _Trial | None = None
 
     # ------------------------------------------------------------------ sizes and lookups

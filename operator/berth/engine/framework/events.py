@@ -18,6 +18,14 @@ class Resource(Enum):
     NODE = "Node"
     NAMESPACE = "Namespace"
     SERVICE = "Service"
+    # The storage kinds the volume plugins read; values are the API kind names.
+    PERSISTENT_VOLUME = "PersistentVolume"
+    PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
+    STORAGE_CLASS = "StorageClass"
+    CSI_NODE = "CSINode"
+    CSI_DRIVER = "CSIDriver"
+    CSI_STORAGE_CAPACITY = "CSIStorageCapacity"
+    VOLUME_ATTACHMENT = "VolumeAttachment"
     WILDCARD = "*"
 
 

@@ -33,6 +33,7 @@ from berth.engine.model.parsing import (
 )
 from berth.engine.model.requests import ContainerRequests, compute_pod_requests
 from berth.engine.model.resources import parse_resource_list
+from berth.engine.model.volume_sources import PodVolume, parse_pod_volumes
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
@@ -180,7 +181,10 @@ class Pod:
     preferred_anti_affinity: tuple[WeightedPodAffinityTerm, ...] = ()
     spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     scheduling_gates: tuple[str, ...] = ()
+    # PersistentVolumeClaims the pod uses: persistentVolumeClaim volumes' claimName and
+    # generic ephemeral volumes' <pod>-<volume>, in `spec.volumes` order.
     claim_names: tuple[str, ...] = ()
+    volumes: tuple[PodVolume, ...] = ()  # spec.volumes, each with its claim or in-line source
     resource_claims: tuple[str, ...] = ()  # spec.resourceClaims[].name (DRA)
     owner_references: tuple[OwnerReference, ...] = ()
     preemption_policy: str = "PreemptLowerPriority"
@@ -515,24 +519,6 @@ def _parse_image_volumes(raw: object) -> tuple[str, ...]:
     return tuple(references)
 
 
-def _parse_claims(raw: object, pod_name: str) -> tuple[str, ...]:
-    claims = []
-    for index, item in enumerate(as_list(raw, "spec.volumes")):
-        volume = as_map(item, f"spec.volumes[{index}]")
-        claim = volume.get("persistentVolumeClaim")
-        if claim is not None:
-            claims.append(
-                as_str(
-                    as_map(claim, f"spec.volumes[{index}].persistentVolumeClaim").get("claimName"),
-                    f"spec.volumes[{index}].persistentVolumeClaim.claimName",
-                )
-            )
-        elif volume.get("ephemeral") is not None:
-            # A generic ephemeral volume is backed by a PVC named <pod>-<volume>.
-            claims.append(f"{pod_name}-{as_str(volume.get('name'), f'spec.volumes[{index}].name')}")
-    return tuple(claims)
-
-
 def _parse_resource_claims(raw: object) -> tuple[str, ...]:
     names = []
     for index, item in enumerate(as_list(raw, "spec.resourceClaims")):
@@ -605,6 +591,7 @@ def _parse_pod(raw: RawObject) -> Pod:
         )
         for i, gate in enumerate(as_list(spec.get("schedulingGates"), "spec.schedulingGates"))
     )
+    volumes = parse_pod_volumes(spec.get("volumes"), name)
     images = tuple(
         as_str(container.get("image"), f"{section}[{index}].image")
         for section, listed in (
@@ -643,7 +630,8 @@ def _parse_pod(raw: RawObject) -> Pod:
         preferred_anti_affinity=preferred_anti,
         spread_constraints=_parse_spread(spec.get("topologySpreadConstraints"), labels),
         scheduling_gates=gates,
-        claim_names=_parse_claims(spec.get("volumes"), name),
+        claim_names=tuple(volume.claim_name for volume in volumes if volume.claim_name),
+        volumes=volumes,
         resource_claims=_parse_resource_claims(spec.get("resourceClaims")),
         owner_references=tuple(owners),
         preemption_policy=as_str(spec.get("preemptionPolicy"), "spec.preemptionPolicy")
