@@ -1,14 +1,16 @@
 """A real Kubernetes control plane on loopback: etcd, kube-apiserver and, on demand,
-the reference kube-scheduler.
+the reference kube-scheduler and kube-controller-manager.
 
 Berth is tested and benchmarked against the real API server, never a mock,
-and against kube-scheduler as the behaviour oracle. There is no kubelet and
-no kube-controller-manager here, so the apiserver runs without the admission
-plugins that depend on the latter (ServiceAccount would reject every pod for
+and against kube-scheduler as the behaviour oracle. There is no kubelet, and
+kube-controller-manager runs only the few controllers Berth's behaviour needs
+(see controller_manager.py), so the apiserver runs without the admission
+plugins that depend on the others (ServiceAccount would reject every pod for
 want of a `default` ServiceAccount; TaintNodesByCondition would leave every
-new Node tainted not-ready forever). Consequences for callers: namespaces
-never finish deleting and bound pods need force deletion, so use fresh
-namespaces, and a fresh control plane per test session or benchmark run.
+new Node tainted not-ready forever). Consequences for callers: bound pods
+need force deletion (no kubelet confirms a graceful one), so a namespace
+holding bound pods only finishes deleting once they are force-deleted; use
+fresh namespaces, and a fresh control plane per test session or benchmark run.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any, Self
 from berth.controlplane.binaries import ControlPlaneBinaries, find_binaries
 from berth.controlplane.client import KubeClient
 from berth.controlplane.commands import apiserver_argv, etcd_argv
+from berth.controlplane.controller_manager import controller_manager_argv
 from berth.controlplane.kubeconfig import KubeconfigCredentials, write_kubeconfig
 from berth.controlplane.pki import CertificateAuthority, write_service_account_keys
 from berth.controlplane.processes import (
@@ -41,9 +44,10 @@ from berth.kube.api import error_from_response
 
 __all__ = ["DEFAULT_DISABLED_ADMISSION_PLUGINS", "LocalControlPlane"]
 
-# ServiceAccount and TaintNodesByCondition need kube-controller-manager (see
-# the module docstring); StorageObjectInUseProtection adds PVC finalizers that
-# only it removes. Priority stays on: Berth must resolve priorityClassName and
+# ServiceAccount and TaintNodesByCondition need kube-controller-manager
+# controllers that do not run here (see the module docstring);
+# StorageObjectInUseProtection adds PV/PVC finalizers that only its (left out)
+# protection controllers remove. Priority stays on: Berth must resolve priorityClassName and
 # preempt exactly like kube-scheduler.
 DEFAULT_DISABLED_ADMISSION_PLUGINS = (
     "ServiceAccount",
@@ -92,7 +96,7 @@ def remove_abandoned_run_dirs(parent: Path) -> list[Path]:
 
 
 class LocalControlPlane:
-    """etcd + kube-apiserver (+ kube-scheduler on demand) as child processes.
+    """etcd + kube-apiserver (+ kube-scheduler, kube-controller-manager on demand) as child processes.
 
     Use as a context manager, or call start() and stop(). Everything lives in
     a fresh run directory (PKI, kubeconfigs, logs, etcd data) that stop()
@@ -124,6 +128,7 @@ class LocalControlPlane:
         self._etcd: ManagedProcess | None = None
         self._apiserver: ManagedProcess | None = None
         self._scheduler: ManagedProcess | None = None
+        self._controller_manager: ManagedProcess | None = None
         self._apiserver_port = 0
         self._etcd_port = 0
         self._admin_ssl: ssl.SSLContext | None = None
@@ -153,10 +158,10 @@ class LocalControlPlane:
 
     def stop(self) -> None:
         """Stop every process by its own PID, newest first, then remove the run directory."""
-        for process in (self._scheduler, self._apiserver, self._etcd):
+        for process in (self._controller_manager, self._scheduler, self._apiserver, self._etcd):
             if process is not None:
                 process.stop()
-        self._scheduler = self._apiserver = self._etcd = None
+        self._controller_manager = self._scheduler = self._apiserver = self._etcd = None
         if self._run_dir is not None and not self._keep_run_dir:
             shutil.rmtree(self._run_dir, ignore_errors=True)
         self._run_dir = None
@@ -235,9 +240,15 @@ class LocalControlPlane:
         return self.run_dir / "scheduler.kubeconfig"
 
     @property
+    def controller_manager_kubeconfig(self) -> Path:
+        """Kubeconfig of `system:kube-controller-manager` (bootstrap RBAC: mint controller tokens)."""
+        return self.run_dir / "controller-manager.kubeconfig"
+
+    @property
     def processes(self) -> dict[str, ManagedProcess]:
         running = {"etcd": self._etcd, "kube-apiserver": self._apiserver}
         running["kube-scheduler"] = self._scheduler
+        running["kube-controller-manager"] = self._controller_manager
         return {name: process for name, process in running.items() if process is not None}
 
     def client(self, kubeconfig: Path | None = None, *, concurrency: int = 64) -> KubeClient:
@@ -413,17 +424,8 @@ class LocalControlPlane:
         )
         process.start()
         self._scheduler = process
-        insecure = ssl.create_default_context()
-        insecure.check_hostname = False
-        # The scheduler serves health on a self-signed certificate it makes itself.
-        insecure.verify_mode = ssl.CERT_NONE
         try:
-            wait_until(
-                lambda: _get_ok(port, "/readyz", insecure),
-                timeout=timeout,
-                failure=process.failure_message,
-                description="kube-scheduler /readyz",
-            )
+            _wait_self_signed_ok(process, port=port, path="/readyz", timeout=timeout)
         except BaseException:
             self.stop_kube_scheduler()
             raise
@@ -433,6 +435,42 @@ class LocalControlPlane:
         if self._scheduler is not None:
             self._scheduler.stop()
             self._scheduler = None
+
+    # -- kube-controller-manager -----------------------------------------------------------
+
+    def start_kube_controller_manager(
+        self, *, extra_args: Sequence[str] = (), timeout: float = 60.0
+    ) -> ManagedProcess:
+        """Start kube-controller-manager with the controllers Berth needs; wait for /healthz.
+
+        Which controllers, and why only those: see controller_manager.py.
+        """
+        if self._controller_manager is not None:
+            raise RuntimeError("kube-controller-manager already running")
+        port = free_loopback_port()
+        argv = controller_manager_argv(
+            self.binaries.kube_controller_manager,
+            kubeconfig=self.controller_manager_kubeconfig,
+            port=port,
+            cert_dir=self.run_dir / "kube-controller-manager-certs",
+            extra_args=extra_args,
+        )
+        process = ManagedProcess(
+            "kube-controller-manager", argv, log_path=self.run_dir / "kube-controller-manager.log"
+        )
+        process.start()
+        self._controller_manager = process
+        try:
+            _wait_self_signed_ok(process, port=port, path="/healthz", timeout=timeout)
+        except BaseException:
+            self.stop_kube_controller_manager()
+            raise
+        return process
+
+    def stop_kube_controller_manager(self) -> None:
+        if self._controller_manager is not None:
+            self._controller_manager.stop()
+            self._controller_manager = None
 
     # -- start-up steps --------------------------------------------------------------------
 
@@ -457,6 +495,11 @@ class LocalControlPlane:
         identities = {
             self.admin_kubeconfig: ("admin", ("system:masters",), "admin"),
             self.scheduler_kubeconfig: ("system:kube-scheduler", (), "kube-scheduler"),
+            self.controller_manager_kubeconfig: (
+                "system:kube-controller-manager",
+                (),
+                "kube-controller-manager",
+            ),
         }
         for path, (user, groups, stem) in identities.items():
             pair = ca.issue_client(user, groups=groups, file_stem=stem)
@@ -535,6 +578,25 @@ def scheduler_configuration(
     document.setdefault("leaderElection", {}).setdefault("leaderElect", False)
     document.setdefault("profiles", [{"schedulerName": "default-scheduler"}])
     return document
+
+
+def _wait_self_signed_ok(
+    process: ManagedProcess, *, port: int, path: str, timeout: float
+) -> None:
+    """Wait until a component's health endpoint says ok, or it exits.
+
+    kube-scheduler and kube-controller-manager serve health on a self-signed
+    certificate they make themselves, so it is not verified.
+    """
+    insecure = ssl.create_default_context()
+    insecure.check_hostname = False
+    insecure.verify_mode = ssl.CERT_NONE
+    wait_until(
+        lambda: _get_ok(port, path, insecure),
+        timeout=timeout,
+        failure=process.failure_message,
+        description=f"{process.name} {path}",
+    )
 
 
 def _get_ok(port: int, path: str, context: ssl.SSLContext) -> bool:
