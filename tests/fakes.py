@@ -90,7 +90,12 @@ class FakeVolumeWriter:
         return VolumeWrite(resource_version=str(self.next_version))
 
     async def bind_volume(
-        self, *, volume: str, resource_version: str, claim: ClaimReference, bound_by_controller: bool
+        self,
+        *,
+        volume: str,
+        resource_version: str,
+        claim: ClaimReference,
+        bound_by_controller: bool,
     ) -> VolumeWrite:
         self.volumes.append((volume, resource_version, claim, bound_by_controller))
         return self._answer(volume)

@@ -62,9 +62,7 @@ def test_wait_for_first_consumer_claim_is_provisioned_in_an_allowed_zone_and_bou
     claim = claim_body(class_name=storage_class, size="2Gi")
     create_storage(control_plane, claim, namespace=namespace)
     claim_name = claim["metadata"]["name"]
-    pod = pod_body(
-        "consumer", group, scheduler=DEFAULT_SCHEDULER, volumes=[pod_volume(claim_name)]
-    )
+    pod = pod_body("consumer", group, scheduler=DEFAULT_SCHEDULER, volumes=[pod_volume(claim_name)])
     create(control_plane, namespace, pod)
 
     # kube-scheduler binds the pod only after its PreBind saw the claim bound.

@@ -580,9 +580,7 @@ def scheduler_configuration(
     return document
 
 
-def _wait_self_signed_ok(
-    process: ManagedProcess, *, port: int, path: str, timeout: float
-) -> None:
+def _wait_self_signed_ok(process: ManagedProcess, *, port: int, path: str, timeout: float) -> None:
     """Wait until a component's health endpoint says ok, or it exits.
 
     kube-scheduler and kube-controller-manager serve health on a self-signed

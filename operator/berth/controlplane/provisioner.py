@@ -110,7 +110,7 @@ class VolumeProvisioner:
     def _run(self) -> None:
         try:
             asyncio.run(self._main())
-        except BaseException as error:  # noqa: BLE001 - reported through failure_message()
+        except BaseException as error:
             self._crash = error
             logger.exception("volume provisioner %s crashed", self.provisioner)
         finally:

@@ -83,7 +83,12 @@ class ApiVolumeWriter:
         self._clock = clock or MonotonicClock()
 
     async def bind_volume(
-        self, *, volume: str, resource_version: str, claim: ClaimReference, bound_by_controller: bool
+        self,
+        *,
+        volume: str,
+        resource_version: str,
+        claim: ClaimReference,
+        bound_by_controller: bool,
     ) -> VolumeWrite:
         body = volume_patch(
             resource_version=resource_version, claim=claim, bound_by_controller=bound_by_controller

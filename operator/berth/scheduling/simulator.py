@@ -1,7 +1,8 @@
 """Offline scheduling: place a list of pods on a list of nodes with the engine, as the live loop would.
 
 Pods go in queue order (higher priority first, file order among equals); each
-placement is assumed into the cluster at once, so later pods see it. Nothing
+placement is reserved and assumed into the cluster at once, so later pods see it (and
+the volumes VolumeBinding chose for it). Nothing
 here does I/O: the CLI reads the files and prints the result.
 """
 
@@ -256,6 +257,12 @@ def _place(
     )
     decision = schedule_one(framework, cluster, pod, search=search, rng=rng)
     if isinstance(decision, Scheduled):
+        # Reserve, as the live scheduler does before binding: VolumeBinding assumes the
+        # volumes and provisioning it chose, so the next pod sees its claims taken there.
+        reserved = framework.run_reserve(decision.state, pod, decision.node_name)
+        if not reserved.is_success:
+            framework.run_unreserve(decision.state, pod, decision.node_name)
+            return Placement(pod, None, reserved.message, explanation=explanation)
         # Assume: account the pod on its node before the next decision.
         cluster.add_pod(pod.assigned_to(decision.node_name))
         return Placement(

@@ -88,7 +88,12 @@ class VolumeBindingWriter(Protocol):
     """
 
     async def bind_volume(
-        self, *, volume: str, resource_version: str, claim: ClaimReference, bound_by_controller: bool
+        self,
+        *,
+        volume: str,
+        resource_version: str,
+        claim: ClaimReference,
+        bound_by_controller: bool,
     ) -> VolumeWrite:
         """Set PV `volume`'s claimRef to `claim` (and the bound-by-controller annotation)."""
         ...
@@ -133,7 +138,12 @@ class _Unserved:
         return {}
 
     async def bind_volume(
-        self, *, volume: str, resource_version: str, claim: ClaimReference, bound_by_controller: bool
+        self,
+        *,
+        volume: str,
+        resource_version: str,
+        claim: ClaimReference,
+        bound_by_controller: bool,
     ) -> VolumeWrite:
         return VolumeWrite(error=_NOT_SERVED)
 

@@ -169,7 +169,10 @@ FILTER_CASES: list[tuple[str, Pod, list[Any], dict[str, Judgement]]] = [
         [
             wffc(),
             make_pv("small").storage_class("local").capacity("1Gi"),
-            make_pv("rwx-only").storage_class("local").capacity("9Gi").access_modes("ReadWriteMany"),
+            make_pv("rwx-only")
+            .storage_class("local")
+            .capacity("9Gi")
+            .access_modes("ReadWriteMany"),
             make_pv("block").storage_class("local").capacity("9Gi").block(),
             make_pvc("data").storage_class("local").request("2Gi"),
         ],
@@ -271,7 +274,10 @@ FILTER_CASES: list[tuple[str, Pod, list[Any], dict[str, Judgement]]] = [
         pod_with("data"),
         [
             wffc(),
-            make_pv("mine").storage_class("local").node_affinity(ZONE, "a").claim_ref("default", "data"),
+            make_pv("mine")
+            .storage_class("local")
+            .node_affinity(ZONE, "a")
+            .claim_ref("default", "data"),
             make_pv("any").storage_class("local"),
             make_pvc("data").storage_class("local"),
         ],
@@ -335,7 +341,9 @@ def test_smallest_fit_feeds_the_score() -> None:
     verdicts = plugin.filter(state, pod, slots)
     assert verdicts.codes.tolist() == [0, 0, UNRESOLVABLE]
     assert plugin.pre_score(state, pod, slots).is_success
-    scores = dict(zip(names_of(state, slots), plugin.score(state, pod, slots).tolist(), strict=True))
+    scores = dict(
+        zip(names_of(state, slots), plugin.score(state, pod, slots).tolist(), strict=True)
+    )
     assert scores == {"a1": 0, "b1": 50, "c1": 0}
 
 
@@ -355,7 +363,9 @@ def test_provisioning_scores_by_the_capacity_left() -> None:
     plugin.pre_filter(state, pod)
     slots = all_slots(state)
     plugin.filter(state, pod, slots)
-    scores = dict(zip(names_of(state, slots), plugin.score(state, pod, slots).tolist(), strict=True))
+    scores = dict(
+        zip(names_of(state, slots), plugin.score(state, pod, slots).tolist(), strict=True)
+    )
     assert scores == {"a1": 80, "b1": 50, "c1": 0}
 
 

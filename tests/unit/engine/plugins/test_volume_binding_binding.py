@@ -106,7 +106,10 @@ def test_a_claim_provisioned_for_a_node_sends_the_next_pod_sharing_it_there() ->
 def test_pre_flight_skips_a_pod_whose_claims_are_bound() -> None:
     cluster = cluster_with(
         NODES,
-        [make_pv("pv-a").claim_ref("default", "data").phase("Bound"), make_pvc("data").bound_to("pv-a")],
+        [
+            make_pv("pv-a").claim_ref("default", "data").phase("Bound"),
+            make_pvc("data").bound_to("pv-a"),
+        ],
     )
     plugin = _plugin(FakeVolumeWriter())
     state = _decide(plugin, cluster, _pod("data"), "a1")
@@ -133,15 +136,21 @@ async def test_pre_bind_writes_the_claim_ref_and_waits_for_the_pv_controller() -
                 .build()
             )
             cluster.storage.upsert(
-                make_pvc("data").storage_class("local").uid("claim-uid").bound_to("pv-a").version("201").build()
+                make_pvc("data")
+                .storage_class("local")
+                .uid("claim-uid")
+                .bound_to("pv-a")
+                .version("201")
+                .build()
             )
 
     writer.on_pause = pv_controller
     status = await plugin.pre_bind(state, pod, "a1")
     assert status.is_success, status.message
-    assert [(name, version, ref.name, ref.uid, ref.resource_version, marked) for name, version, ref, marked in writer.volumes] == [
-        ("pv-a", "5", "data", "claim-uid", "7", True)
-    ]
+    assert [
+        (name, version, ref.name, ref.uid, ref.resource_version, marked)
+        for name, version, ref, marked in writer.volumes
+    ] == [("pv-a", "5", "data", "claim-uid", "7", True)]
     assert writer.pauses == 3
 
 
@@ -264,7 +273,9 @@ def test_reserve_reports_an_out_of_date_volume() -> None:
     current = cluster.storage.volumes.get_api("pv-a")
     assert current is not None
     cluster.storage.upsert(
-        dataclasses.replace(current, metadata=dataclasses.replace(current.metadata, resource_version="6"))
+        dataclasses.replace(
+            current, metadata=dataclasses.replace(current.metadata, resource_version="6")
+        )
     )
     status = plugin.reserve(state, pod, "a1")
     assert status.code is Code.ERROR

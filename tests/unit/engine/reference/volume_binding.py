@@ -68,7 +68,11 @@ def _match_labels(selector: Raw | None, labels: dict[str, str]) -> bool:
         if labels.get(key) != value:
             return False
     for expression in selector.get("matchExpressions") or []:
-        key, operator, values = expression["key"], expression["operator"], expression.get("values") or []
+        key, operator, values = (
+            expression["key"],
+            expression["operator"],
+            expression.get("values") or [],
+        )
         present = key in labels
         if operator == "In" and not (present and labels[key] in values):
             return False
@@ -98,7 +102,11 @@ def affinity_matches(volume: Raw, node: Raw) -> bool:
 
 
 def _expression(expression: Raw, labels: dict[str, str]) -> bool:
-    key, operator, values = expression["key"], expression["operator"], expression.get("values") or []
+    key, operator, values = (
+        expression["key"],
+        expression["operator"],
+        expression.get("values") or [],
+    )
     present = key in labels
     if operator == "In":
         return present and labels[key] in values
@@ -133,7 +141,9 @@ def find_matching_volume(
         capacity = quantity(volume["spec"].get("capacity", {}).get("storage")) or 0
         if capacity < size:
             continue
-        if (spec.get("volumeMode") or "Filesystem") != (volume["spec"].get("volumeMode") or "Filesystem"):
+        if (spec.get("volumeMode") or "Filesystem") != (
+            volume["spec"].get("volumeMode") or "Filesystem"
+        ):
             continue
         if (spec.get("volumeAttributesClassName") or "") != (
             volume["spec"].get("volumeAttributesClassName") or ""
@@ -196,7 +206,10 @@ def classify(pod: Raw, storage: Storage) -> tuple[list[Raw], list[Raw]] | str:
             bound.append(claim)
             continue
         storage_class = storage.classes.get(claim_class(claim)) if claim_class(claim) else None
-        waits = storage_class is not None and storage_class.get("volumeBindingMode") == "WaitForFirstConsumer"
+        waits = (
+            storage_class is not None
+            and storage_class.get("volumeBindingMode") == "WaitForFirstConsumer"
+        )
         if waits and not spec.get("volumeName"):
             delayed.append(claim)
         else:
@@ -218,7 +231,9 @@ def _topology_allows(storage_class: Raw, node: Raw) -> bool:
     return False
 
 
-def _capacity(storage: Storage, claim: Raw, storage_class: Raw, node: Raw) -> tuple[bool, Raw | None]:
+def _capacity(
+    storage: Storage, claim: Raw, storage_class: Raw, node: Raw
+) -> tuple[bool, Raw | None]:
     size = requested(claim)
     if not size:
         return True, None
@@ -232,13 +247,17 @@ def _capacity(storage: Storage, claim: Raw, storage_class: Raw, node: Raw) -> tu
         limit = quantity(capacity.get("maximumVolumeSize") or capacity.get("capacity"))
         if limit is None or limit < size:
             continue
-        if capacity.get("nodeTopology") is None or not _match_labels(capacity["nodeTopology"], labels):
+        if capacity.get("nodeTopology") is None or not _match_labels(
+            capacity["nodeTopology"], labels
+        ):
             continue
         return True, capacity
     return False, None
 
 
-def find_pod_volumes(bound: list[Raw], delayed: list[Raw], storage: Storage, node: Raw) -> NodeOutcome:
+def find_pod_volumes(
+    bound: list[Raw], delayed: list[Raw], storage: Storage, node: Raw
+) -> NodeOutcome:
     outcome = NodeOutcome()
     bound_ok, volumes_found, unbound_ok, space_ok = True, True, True, True
     for claim in bound:
@@ -284,7 +303,9 @@ def find_pod_volumes(bound: list[Raw], delayed: list[Raw], storage: Storage, nod
                 class_name = claim_class(claim)
                 storage_class = storage.classes.get(class_name)
                 if not class_name:
-                    outcome.error = f'no class for claim "{_meta(claim)["namespace"]}/{_meta(claim)["name"]}"'
+                    outcome.error = (
+                        f'no class for claim "{_meta(claim)["namespace"]}/{_meta(claim)["name"]}"'
+                    )
                     return outcome
                 if storage_class is None:
                     outcome.error = f'failed to find storage class "{class_name}"'

@@ -16,13 +16,13 @@ from berth.engine.errors import InvalidPluginArgsError
 from berth.engine.framework import names
 from berth.engine.framework.interfaces import PluginArgs
 from berth.engine.model.labels import qualified_name_problem
-from berth.engine.scoring.shape import ShapePoints, parse_shape
 from berth.engine.scoring.resource_specs import (
     DEFAULT_RESOURCE_SPECS,
     ResourceSpec,
     check_known_keys,
     parse_resource_specs,
 )
+from berth.engine.scoring.shape import ShapePoints, parse_shape
 
 PLUGIN = names.NODE_RESOURCES_FIT
 MAX_RESOURCE_WEIGHT = 100

@@ -14,7 +14,12 @@ from berth.engine.errors import InvalidPluginArgsError
 from berth.engine.framework import names
 from berth.engine.framework.interfaces import PluginArgs
 from berth.engine.scoring.resource_specs import check_known_keys
-from berth.engine.scoring.shape import MAX_SHAPE_SCORE, MAX_SHAPE_UTILIZATION, ShapePoints, parse_shape
+from berth.engine.scoring.shape import (
+    MAX_SHAPE_SCORE,
+    MAX_SHAPE_UTILIZATION,
+    ShapePoints,
+    parse_shape,
+)
 
 __all__ = ["DEFAULT_BIND_TIMEOUT_SECONDS", "DEFAULT_SHAPE", "VolumeBindingArgs", "parse_args"]
 
@@ -34,7 +39,9 @@ def parse_args(args: PluginArgs | None) -> VolumeBindingArgs:
     if not args:
         return VolumeBindingArgs()
     plugin = names.VOLUME_BINDING
-    check_known_keys(args, {"apiVersion", "kind", "bindTimeoutSeconds", "shape"}, plugin=plugin, field="")
+    check_known_keys(
+        args, {"apiVersion", "kind", "bindTimeoutSeconds", "shape"}, plugin=plugin, field=""
+    )
     timeout = args.get("bindTimeoutSeconds")
     if timeout is None:
         timeout = DEFAULT_BIND_TIMEOUT_SECONDS

@@ -48,7 +48,11 @@ def bind_volume_to_claim(
     changed anything (claimRef, or the bound-by-controller annotation)."""
     ref = volume.claim_ref
     changed = False
-    if ref is None or (ref.namespace, ref.name, ref.uid) != (claim.namespace, claim.name, claim.uid):
+    if ref is None or (ref.namespace, ref.name, ref.uid) != (
+        claim.namespace,
+        claim.name,
+        claim.uid,
+    ):
         volume = dataclasses.replace(
             volume, claim_ref=ClaimRef(namespace=claim.namespace, name=claim.name, uid=claim.uid)
         )
@@ -109,7 +113,9 @@ def assume_pod_volumes(
         bound, changed = bind_volume_to_claim(volume, claim)
         if changed:
             stored = storage.volumes.get_api(bound.key)
-            problem = _assume_problem(stored, bound.resource_version, "persistentvolumes", bound.key)
+            problem = _assume_problem(
+                stored, bound.resource_version, "persistentvolumes", bound.key
+            )
             if problem is not None:
                 break
             storage.assume_volume(bound)
@@ -221,7 +227,9 @@ def check_bindings(
     for (claim, _capacity), written in zip(volumes.provisions, claim_versions, strict=True):
         current_claim = storage.claims.get_api(claim.key)
         if current_claim is None:
-            return f'failed to check provisioning pvc: persistentvolumeclaims "{claim.key}" not found'
+            return (
+                f'failed to check provisioning pvc: persistentvolumeclaims "{claim.key}" not found'
+            )
         if _older(current_claim.resource_version, written):
             return False
         if not current_claim.annotations:

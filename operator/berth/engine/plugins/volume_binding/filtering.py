@@ -36,12 +36,12 @@ from berth.engine.model.storage import (
     PersistentVolume,
     PersistentVolumeClaim,
 )
-from berth.engine.plugins.volume_binding.claims import PodClaims
 from berth.engine.nodematch import (
     node_label_selector_mask,
     topology_terms_mask,
     volume_node_affinity_mask,
 )
+from berth.engine.plugins.volume_binding.claims import PodClaims
 
 __all__ = [
     "REASON_BIND_CONFLICT",
@@ -60,7 +60,12 @@ REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 
 # Bit order is the order upstream appends the reasons in.
-_REASONS = (REASON_NODE_CONFLICT, REASON_BIND_CONFLICT, REASON_NOT_ENOUGH_SPACE, REASON_PV_NOT_EXIST)
+_REASONS = (
+    REASON_NODE_CONFLICT,
+    REASON_BIND_CONFLICT,
+    REASON_NOT_ENOUGH_SPACE,
+    REASON_PV_NOT_EXIST,
+)
 _NODE, _BIND, _SPACE, _GONE = (np.uint64(1) << np.uint64(bit) for bit in range(4))
 
 Mask = NDArray[np.bool_]
@@ -156,7 +161,9 @@ class _Candidates:
         if found is None:
             found = self._index[volume.name] = len(self.volumes)
             self.volumes.append(volume)
-            self.reach.append(volume_node_affinity_mask(self._cluster, volume.node_affinity, self._slots))
+            self.reach.append(
+                volume_node_affinity_mask(self._cluster, volume.node_affinity, self._slots)
+            )
             self.taken.append(np.zeros(self._slots.size, dtype=bool))
         return found
 

@@ -81,7 +81,9 @@ class VolumeBinding:
             return PreFilterResult(unresolvable(problem))
         claims = classify_claims(pod, storage)
         if isinstance(claims, ClaimProblem):
-            return PreFilterResult(error(claims.message) if claims.error else unresolvable(claims.message))
+            return PreFilterResult(
+                error(claims.message) if claims.error else unresolvable(claims.message)
+            )
         state.write(self.name, _State(claims=claims))
         return PreFilterResult(SUCCESS)
 

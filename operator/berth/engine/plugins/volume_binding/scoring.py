@@ -49,6 +49,8 @@ class CapacityScorer:
                 totals[0] += claim.requested
         if not classes:
             return 0
-        total = sum(self._class_score(requested, capacity) for requested, capacity in classes.values())
+        total = sum(
+            self._class_score(requested, capacity) for requested, capacity in classes.values()
+        )
         # Go's math.Round: halves away from zero (every score here is non-negative).
         return int(total / len(classes) + 0.5)
