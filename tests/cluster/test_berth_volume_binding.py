@@ -143,7 +143,8 @@ def test_a_claim_bound_to_a_volume_in_zone_b_takes_the_pod_to_zone_b(
 ) -> None:
     group, nodes = _nodes(control_plane, 6)
     (storage_class,) = create_storage(
-        control_plane, class_body(provisioner="kubernetes.io/no-provisioner", binding_mode="Immediate")
+        control_plane,
+        class_body(provisioner="kubernetes.io/no-provisioner", binding_mode="Immediate"),
     )
     claims = {}
     for who in SCHEDULERS:
@@ -191,7 +192,9 @@ def test_a_missing_claim_message_equals_kube_schedulers(
     assert 'persistentvolumeclaim "nowhere-to-be-found" not found' in message
 
 
-def _capacity_class(plane: LocalControlPlane, nodes: list[str], sizes: dict[str, str]) -> tuple[str, str]:
+def _capacity_class(
+    plane: LocalControlPlane, nodes: list[str], sizes: dict[str, str]
+) -> tuple[str, str]:
     """A provisioner of its own, tracking capacity: `sizes` free per zone. (driver, class)"""
     driver = f"{unique_name('cap')}.csi.test.berth.dev"
     create_storage(
@@ -247,3 +250,27 @@ def test_not_enough_capacity_anywhere_message_equals_kube_schedulers(
         control_plane, berth, namespace, group, volumes=[pod_volume(claim["metadata"]["name"])]
     )
     assert "node(s) did not have enough free storage" in message
+
+
+def test_any_pre_filter_rejection_ends_with_the_dynamic_resources_error(
+    control_plane: LocalControlPlane,
+    berth: BerthReplica,
+    kube_scheduler: object,
+    namespace: str,
+) -> None:
+    """Not a volume case, the same mechanism: NodeAffinity's PreFilter rejects the pod before
+    DynamicResources' PreFilter runs, and its PostFilter's failed read ends the message."""
+    group, nodes = _nodes(control_plane, 2)
+    fields = [
+        {"key": "metadata.name", "operator": "In", "values": [nodes[0]]},
+        {"key": "metadata.name", "operator": "In", "values": [nodes[1]]},
+    ]
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchFields": fields}]
+            }
+        }
+    }
+    message = both_unschedulable(control_plane, berth, namespace, group, affinity=affinity)
+    assert message.endswith("pod affinity terms conflict. not found")
