@@ -15,7 +15,8 @@ from typing import Any
 
 from berth.engine.cluster.storage import StorageObject
 from berth.engine.model.csi import CSIDriver, CSINode, CSIStorageCapacity, VolumeAttachment
-from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim, StorageClass
+from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim
+from berth.engine.model.storage_class import StorageClass
 
 __all__ = ["STORAGE_KINDS", "StorageKind", "storage_kind_named"]
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from berth.engine.errors import FieldError
 from berth.engine.model.parsing import RawObject, as_bool, as_int, as_list, as_map, as_str
 
 __all__ = [
@@ -25,12 +24,10 @@ __all__ = [
     "GCEPersistentDiskSource",
     "ISCSISource",
     "OtherSource",
-    "PodVolume",
     "PortworxSource",
     "RBDSource",
     "VolumeSource",
     "VsphereSource",
-    "parse_pod_volumes",
     "parse_volume_source",
 ]
 
@@ -193,20 +190,19 @@ def _azure_file(raw: RawObject, field: str) -> AzureFileSource:
     )
 
 
-def _cinder(raw: RawObject, field: str) -> CinderSource:
-    return CinderSource(
-        volume_id=as_str(raw.get("volumeID"), f"{field}.volumeID"),
-        read_only=as_bool(raw.get("readOnly"), f"{field}.readOnly"),
-        fs_type=as_str(raw.get("fsType"), f"{field}.fsType"),
-    )
+def _by_volume_id(
+    source: type[CinderSource] | type[PortworxSource],
+) -> Callable[[RawObject, str], CinderSource | PortworxSource]:
+    """Cinder and Portworx volumes are the same three fields."""
 
+    def parse(raw: RawObject, field: str) -> CinderSource | PortworxSource:
+        return source(
+            volume_id=as_str(raw.get("volumeID"), f"{field}.volumeID"),
+            read_only=as_bool(raw.get("readOnly"), f"{field}.readOnly"),
+            fs_type=as_str(raw.get("fsType"), f"{field}.fsType"),
+        )
 
-def _portworx(raw: RawObject, field: str) -> PortworxSource:
-    return PortworxSource(
-        volume_id=as_str(raw.get("volumeID"), f"{field}.volumeID"),
-        read_only=as_bool(raw.get("readOnly"), f"{field}.readOnly"),
-        fs_type=as_str(raw.get("fsType"), f"{field}.fsType"),
-    )
+    return parse
 
 
 def _vsphere(raw: RawObject, field: str) -> VsphereSource:
@@ -245,8 +241,8 @@ _PARSERS: dict[str, Callable[[RawObject, str], VolumeSource]] = {
     "awsElasticBlockStore": _aws_ebs,
     "azureDisk": _azure_disk,
     "azureFile": _azure_file,
-    "cinder": _cinder,
-    "portworxVolume": _portworx,
+    "cinder": _by_volume_id(CinderSource),
+    "portworxVolume": _by_volume_id(PortworxSource),
     "vsphereVolume": _vsphere,
     "iscsi": _iscsi,
     "rbd": _rbd,
@@ -270,54 +266,3 @@ def parse_volume_source(
             return parser(as_map(value, where), where)
         return OtherSource(kind=key)
     return None
-
-
-@dataclass(frozen=True, slots=True)
-class PodVolume:
-    """One `spec.volumes[]` entry of a pod.
-
-    `claim_name` is set for a `persistentVolumeClaim` volume (its `claimName`) and for a
-    generic `ephemeral` volume (the claim the ephemeral controller makes for it,
-    ``<pod name>-<volume name>``); `ephemeral` tells the two apart. `source` is set for
-    every other (in-line) volume.
-    """
-
-    name: str
-    claim_name: str = ""
-    ephemeral: bool = False
-    read_only: bool = False  # persistentVolumeClaim.readOnly
-    source: VolumeSource | None = None
-
-
-def parse_pod_volumes(raw: object, pod_name: str) -> tuple[PodVolume, ...]:
-    """A pod's `spec.volumes`, each with its claim or in-line source."""
-    volumes = []
-    for index, item in enumerate(as_list(raw, "spec.volumes")):
-        where = f"spec.volumes[{index}]"
-        volume = as_map(item, where)
-        name = as_str(volume.get("name"), f"{where}.name")
-        claim = volume.get("persistentVolumeClaim")
-        if claim is not None:
-            claim_map = as_map(claim, f"{where}.persistentVolumeClaim")
-            claim_name = as_str(
-                claim_map.get("claimName"), f"{where}.persistentVolumeClaim.claimName"
-            )
-            if not claim_name:
-                raise FieldError(f"{where}.persistentVolumeClaim.claimName", "must be set")
-            volumes.append(
-                PodVolume(
-                    name=name,
-                    claim_name=claim_name,
-                    read_only=as_bool(
-                        claim_map.get("readOnly"), f"{where}.persistentVolumeClaim.readOnly"
-                    ),
-                )
-            )
-        elif volume.get("ephemeral") is not None:
-            as_map(volume.get("ephemeral"), f"{where}.ephemeral")
-            if not name:
-                raise FieldError(f"{where}.name", "must be set for an ephemeral volume")
-            volumes.append(PodVolume(name=name, claim_name=f"{pod_name}-{name}", ephemeral=True))
-        else:
-            volumes.append(PodVolume(name=name, source=parse_volume_source(volume, where)))
-    return tuple(volumes)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from berth.engine.cluster.storage import StorageObjects
 from berth.engine.model.pod import Pod
+from berth.engine.model.pod_volumes import PodVolume
 from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim
-from berth.engine.model.volume_sources import PodVolume
 
 __all__ = [
     "UNBOUND_IMMEDIATE",

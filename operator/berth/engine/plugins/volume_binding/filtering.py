@@ -31,11 +31,8 @@ from berth.engine.cluster.storage import StorageObjects
 from berth.engine.framework.status import Code
 from berth.engine.framework.verdicts import Verdicts
 from berth.engine.model.csi import CSIStorageCapacity
-from berth.engine.model.storage import (
-    NOT_SUPPORTED_PROVISIONER,
-    PersistentVolume,
-    PersistentVolumeClaim,
-)
+from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim
+from berth.engine.model.storage_class import NOT_SUPPORTED_PROVISIONER
 from berth.engine.nodematch import (
     node_label_selector_mask,
     topology_terms_mask,

@@ -19,7 +19,8 @@ from berth.engine.framework.events import (
 )
 from berth.engine.model.csi import CSIDriver, CSINode, CSIStorageCapacity
 from berth.engine.model.pod import Pod
-from berth.engine.model.storage import PersistentVolumeClaim, StorageClass
+from berth.engine.model.storage import PersistentVolumeClaim
+from berth.engine.model.storage_class import StorageClass
 from berth.engine.model.volume_sources import CSISource
 
 __all__ = ["events_to_register"]
