@@ -31,6 +31,7 @@ from typing import Any
 from berth.controlplane.binaries import BinariesNotFound, find_binaries
 from berth.controlplane.cluster import LocalControlPlane
 from berth.controlplane.provisioner import VolumeProvisioner
+from berth.controlplane.run_dirs import pid_alive
 
 __all__ = ["default_state_dir", "main", "register"]
 
@@ -104,20 +105,10 @@ def _read_state(state_dir: Path) -> dict[str, Any] | None:
     return state
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _up(args: argparse.Namespace) -> int:
     state_dir = _state_dir(args)
     existing = _read_state(state_dir)
-    if existing is not None and _alive(int(existing["pid"])):
+    if existing is not None and pid_alive(int(existing["pid"])):
         print(
             f"a control plane is already running (pid {existing['pid']}, {existing['server']});"
             " `berth controlplane down` stops it",
@@ -249,10 +240,10 @@ def _down(args: argparse.Namespace) -> int:
         print(f"no control plane recorded in {state_dir}", file=sys.stderr)
         return 0
     owner = int(state["pid"])
-    if _alive(owner):
+    if pid_alive(owner):
         os.kill(owner, signal.SIGTERM)
         deadline = time.monotonic() + 60
-        while _alive(owner) and time.monotonic() < deadline:
+        while pid_alive(owner) and time.monotonic() < deadline:
             time.sleep(0.1)
     _remove_leftovers(state_dir, state)
     print("control plane stopped", file=sys.stderr)
@@ -279,7 +270,7 @@ def _remove_leftovers(state_dir: Path, state: dict[str, Any]) -> None:
 
 def _env(args: argparse.Namespace) -> int:
     state = _read_state(_state_dir(args))
-    if state is None or not _alive(int(state["pid"])):
+    if state is None or not pid_alive(int(state["pid"])):
         print("no control plane is running; `berth controlplane up` starts one", file=sys.stderr)
         return 1
     _print_env(state["env"])

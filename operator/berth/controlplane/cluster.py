@@ -15,7 +15,6 @@ fresh namespaces, and a fresh control plane per test session or benchmark run.
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import json
 import os
@@ -31,14 +30,21 @@ from typing import Any, Self
 
 from berth.controlplane.binaries import ControlPlaneBinaries, find_binaries
 from berth.controlplane.client import KubeClient
-from berth.controlplane.commands import apiserver_argv, etcd_argv
+from berth.controlplane.commands import apiserver_argv, etcd_argv, scheduler_configuration
 from berth.controlplane.controller_manager import controller_manager_argv
+from berth.controlplane.health import etcd_healthy, get_ok, start_until_healthy
 from berth.controlplane.kubeconfig import KubeconfigCredentials, write_kubeconfig
 from berth.controlplane.pki import CertificateAuthority, write_service_account_keys
 from berth.controlplane.processes import (
     ManagedProcess,
     free_loopback_port,
     wait_until,
+)
+from berth.controlplane.run_dirs import (
+    OWNER_FILE,
+    RUN_DIR_PREFIX,
+    default_run_parent,
+    remove_abandoned_run_dirs,
 )
 from berth.kube.api import error_from_response
 
@@ -54,45 +60,6 @@ DEFAULT_DISABLED_ADMISSION_PLUGINS = (
     "TaintNodesByCondition",
     "StorageObjectInUseProtection",
 )
-
-RUN_DIR_PREFIX = "berth-cp-"
-_OWNER_FILE = "owner.pid"
-
-
-def _default_run_parent() -> Path:
-    # etcd on tmpfs is as fast as --unsafe-no-fsync and spares the disk.
-    shm = Path("/dev/shm")
-    if shm.is_dir() and os.access(shm, os.W_OK):
-        return shm
-    return Path(tempfile.gettempdir())
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def remove_abandoned_run_dirs(parent: Path) -> list[Path]:
-    """Delete run directories whose owning process is gone.
-
-    The child processes of a SIGKILLed owner die with it (parent-death
-    signal), but its tmpfs run directory would stay and hold memory.
-    """
-    removed = []
-    for candidate in parent.glob(RUN_DIR_PREFIX + "*"):
-        try:
-            owner = int((candidate / _OWNER_FILE).read_text().strip())
-        except (OSError, ValueError):
-            continue
-        if not _pid_alive(owner):
-            shutil.rmtree(candidate, ignore_errors=True)
-            removed.append(candidate)
-    return removed
 
 
 class LocalControlPlane:
@@ -422,13 +389,8 @@ class LocalControlPlane:
         process = ManagedProcess(
             "kube-scheduler", argv, log_path=self.run_dir / "kube-scheduler.log"
         )
-        process.start()
+        start_until_healthy(process, port=port, path="/readyz", timeout=timeout)
         self._scheduler = process
-        try:
-            _wait_self_signed_ok(process, port=port, path="/readyz", timeout=timeout)
-        except BaseException:
-            self.stop_kube_scheduler()
-            raise
         return process
 
     def stop_kube_scheduler(self) -> None:
@@ -458,13 +420,8 @@ class LocalControlPlane:
         process = ManagedProcess(
             "kube-controller-manager", argv, log_path=self.run_dir / "kube-controller-manager.log"
         )
-        process.start()
+        start_until_healthy(process, port=port, path="/healthz", timeout=timeout)
         self._controller_manager = process
-        try:
-            _wait_self_signed_ok(process, port=port, path="/healthz", timeout=timeout)
-        except BaseException:
-            self.stop_kube_controller_manager()
-            raise
         return process
 
     def stop_kube_controller_manager(self) -> None:
@@ -479,10 +436,10 @@ class LocalControlPlane:
             run_dir = self._requested_run_dir
             run_dir.mkdir(parents=True, exist_ok=True)
         else:
-            parent = _default_run_parent()
+            parent = default_run_parent()
             remove_abandoned_run_dirs(parent)
             run_dir = Path(tempfile.mkdtemp(prefix=RUN_DIR_PREFIX, dir=parent))
-        (run_dir / _OWNER_FILE).write_text(f"{os.getpid()}\n")
+        (run_dir / OWNER_FILE).write_text(f"{os.getpid()}\n")
         self._run_dir = run_dir
 
     def _write_pki(self) -> None:
@@ -528,7 +485,7 @@ class LocalControlPlane:
         process.start()
         self._etcd = process
         wait_until(
-            lambda: _etcd_healthy(client_port),
+            lambda: etcd_healthy(client_port),
             timeout=self._start_timeout,
             failure=process.failure_message,
             description="etcd /health",
@@ -554,71 +511,9 @@ class LocalControlPlane:
         context = self._admin_ssl
         assert context is not None
         wait_until(
-            lambda: _get_ok(self._apiserver_port, "/readyz", context),
+            lambda: get_ok(self._apiserver_port, "/readyz", context),
             timeout=timeout,
             failure=process.failure_message,
             description="kube-apiserver /readyz",
             interval=0.1,
         )
-
-
-def scheduler_configuration(
-    config: Mapping[str, Any] | None, *, kubeconfig: Path, qps: float, burst: int
-) -> dict[str, Any]:
-    """`config` completed with the defaults a local kube-scheduler needs.
-
-    See LocalControlPlane.start_kube_scheduler for what they are and why."""
-    document: dict[str, Any] = json.loads(json.dumps(dict(config or {})))
-    document.setdefault("apiVersion", "kubescheduler.config.k8s.io/v1")
-    document.setdefault("kind", "KubeSchedulerConfiguration")
-    connection = document.setdefault("clientConnection", {})
-    connection.setdefault("kubeconfig", str(kubeconfig))
-    connection.setdefault("qps", qps)
-    connection.setdefault("burst", burst)
-    document.setdefault("leaderElection", {}).setdefault("leaderElect", False)
-    document.setdefault("profiles", [{"schedulerName": "default-scheduler"}])
-    return document
-
-
-def _wait_self_signed_ok(process: ManagedProcess, *, port: int, path: str, timeout: float) -> None:
-    """Wait until a component's health endpoint says ok, or it exits.
-
-    kube-scheduler and kube-controller-manager serve health on a self-signed
-    certificate they make themselves, so it is not verified.
-    """
-    insecure = ssl.create_default_context()
-    insecure.check_hostname = False
-    insecure.verify_mode = ssl.CERT_NONE
-    wait_until(
-        lambda: _get_ok(port, path, insecure),
-        timeout=timeout,
-        failure=process.failure_message,
-        description=f"{process.name} {path}",
-    )
-
-
-def _get_ok(port: int, path: str, context: ssl.SSLContext) -> bool:
-    connection = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=5)
-    try:
-        connection.request("GET", path)
-        response = connection.getresponse()
-        return response.status == 200 and response.read().strip() == b"ok"
-    except (OSError, http.client.HTTPException):
-        return False
-    finally:
-        with contextlib.suppress(Exception):
-            connection.close()
-
-
-def _etcd_healthy(port: int) -> bool:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    try:
-        connection.request("GET", "/health")
-        response = connection.getresponse()
-        body = json.loads(response.read() or b"{}")
-        return response.status == 200 and body.get("health") == "true"
-    except (OSError, http.client.HTTPException, ValueError):
-        return False
-    finally:
-        with contextlib.suppress(Exception):
-            connection.close()
