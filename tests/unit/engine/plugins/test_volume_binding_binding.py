@@ -280,3 +280,56 @@ def test_reserve_reports_an_out_of_date_volume() -> None:
     status = plugin.reserve(state, pod, "a1")
     assert status.code is Code.ERROR
     assert status.message == '"pv-a" is out of sync (stored: 6, assume: 5)'
+
+
+async def test_a_provisioned_volume_out_of_the_nodes_reach_is_reported() -> None:
+    cluster = _provisioning_cluster()
+    writer = FakeVolumeWriter()
+    plugin = _plugin(writer)
+    pod = _pod("data")
+    state = _decide(plugin, cluster, pod, "b1")
+
+    def provisioner_in_the_wrong_zone() -> None:
+        cluster.storage.upsert(
+            make_pv("pvc-data").node_affinity(ZONE, "a").claim_ref("default", "data").build()
+        )
+        cluster.storage.upsert(
+            make_pvc("data")
+            .storage_class("zonal")
+            .selected_node("b1")
+            .volume_name("pvc-data")
+            .version("300")
+            .build()
+        )
+
+    writer.on_pause = provisioner_in_the_wrong_zone
+    status = await plugin.pre_bind(state, pod, "b1")
+    assert status.message == (
+        'binding volumes: pv "pvc-data" node affinity doesn\'t match node "b1": '
+        "no matching NodeSelectorTerms"
+    )
+
+
+async def test_a_provisioned_claim_is_bound_once_the_pv_controller_says_so() -> None:
+    cluster = _provisioning_cluster()
+    writer = FakeVolumeWriter()
+    plugin = _plugin(writer)
+    pod = _pod("data")
+    state = _decide(plugin, cluster, pod, "b1")
+
+    def bound() -> None:
+        cluster.storage.upsert(
+            make_pv("pvc-data").node_affinity(ZONE, "b").claim_ref("default", "data").build()
+        )
+        cluster.storage.upsert(
+            make_pvc("data")
+            .storage_class("zonal")
+            .selected_node("b1")
+            .bound_to("pvc-data")
+            .version("300")
+            .build()
+        )
+
+    writer.on_pause = bound
+    assert (await plugin.pre_bind(state, pod, "b1")).is_success
+    assert writer.pauses == 1
