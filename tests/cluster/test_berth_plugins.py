@@ -310,9 +310,11 @@ def test_gated_pod_waits_until_its_gate_is_removed(
 # ---------------------------------------------------------------------- VolumeBinding
 
 
-def test_pod_with_a_claim_gets_a_clear_unschedulable_message(
+def test_pod_with_an_unbound_claim_gets_kube_schedulers_unschedulable_message(
     control_plane: LocalControlPlane, berth: BerthReplica, namespace: str
 ) -> None:
+    """A claim of no class is Immediate: VolumeBinding waits for the PV controller to bind it
+    (see test_berth_volume_binding.py for the side-by-side cases)."""
     group = make_nodes(control_plane, 1)
     claim = {
         "apiVersion": "v1",
@@ -323,8 +325,7 @@ def test_pod_with_a_claim_gets_a_clear_unschedulable_message(
     volume = {"name": "data", "persistentVolumeClaim": {"claimName": "data"}}
     create(control_plane, namespace, claim, pod_body("claims", group, volumes=[volume]))
     message = wait_unschedulable(control_plane, namespace, "claims")
-    assert "PersistentVolumeClaim" in message
-    assert "[data]" in message
+    assert "pod has unbound immediate PersistentVolumeClaims" in message
     condition = scheduled_condition(get_pod(control_plane, namespace, "claims"))
     assert condition is not None
     assert condition["reason"] == "Unschedulable"
