@@ -23,7 +23,7 @@ _IN_TREE_MODULES: Mapping[str, str] = {
     names.NODE_AFFINITY: "berth.engine.plugins.node_affinity",
     names.NODE_PORTS: "berth.engine.plugins.node_ports",
     names.NODE_RESOURCES_FIT: "berth.engine.plugins.node_resources_fit",
-    names.VOLUME_BINDING: "berth.engine.plugins.volume_support",
+    names.VOLUME_BINDING: "berth.engine.plugins.volume_binding",
     names.POD_TOPOLOGY_SPREAD: "berth.engine.plugins.pod_topology_spread",
     names.INTER_POD_AFFINITY: "berth.engine.plugins.inter_pod_affinity",
     names.DYNAMIC_RESOURCES: "berth.engine.plugins.dynamic_resources",
