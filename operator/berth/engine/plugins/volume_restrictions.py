@@ -31,12 +31,7 @@ from berth.engine.framework.events import (
 from berth.engine.framework.handle import Handle
 from berth.engine.framework.interfaces import PluginArgs, PreFilterResult
 from berth.engine.framework.status import SKIP, SUCCESS, Code, Status
-from berth.engine.framework.verdicts import (
-    Verdicts,
-    accept_all,
-    combine_first_failure,
-    reject_where,
-)
+from berth.engine.framework.verdicts import Verdicts, accept_all, combine_first_failure
 from berth.engine.model.pod import Pod
 from berth.engine.model.storage import AccessMode, PersistentVolumeClaim
 from berth.engine.model.volume_sources import (
@@ -152,14 +147,8 @@ class VolumeRestrictions:
         return PreFilterResult(SUCCESS)
 
     def filter(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Verdicts:
-        prepared = state.get(self.name, _Prepared)
-        if prepared is None:
-            computed = _prepare(state.cluster, pod)
-            if isinstance(computed, Status):
-                return reject_where(
-                    np.ones(slots.size, dtype=bool), computed.code, computed.message
-                )
-            prepared = computed
+        # Filter runs only after PreFilter wrote its state (a Skip skips Filter too).
+        prepared = state.read(self.name, _Prepared)
         cluster = state.cluster
         disk_conflict = np.zeros(slots.size, dtype=bool)
         if prepared.disks:

@@ -185,14 +185,8 @@ class VolumeZone:
         return PreFilterResult(SUCCESS)
 
     def filter(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Verdicts:
-        prepared = state.get(self.name, _Prepared)
-        if prepared is None:
-            computed = _bound_topologies(state.cluster, pod)
-            if isinstance(computed, Status):
-                return reject_where(
-                    np.ones(slots.size, dtype=bool), computed.code, computed.message
-                )
-            prepared = _Prepared(tuple(computed))
+        # Filter runs only after PreFilter wrote its state (a Skip skips Filter too).
+        prepared = state.read(self.name, _Prepared)
         if not prepared.topologies:
             return accept_all(slots.size)
         mismatch = zone_mismatch(state.cluster, prepared.topologies, slots)

@@ -22,6 +22,7 @@ from tests.unit.engine.plugins.volume_objects import (
     csi_node,
     csi_volume,
     ephemeral_volume,
+    hint_of,
     inline,
     persistent_volume,
     pod_with,
@@ -235,9 +236,7 @@ def test_a_driver_without_the_opt_in_may_be_missing() -> None:
 
 
 def _hint(event: ClusterEvent, pod: Raw, old: object, new: object) -> QueueingHint:
-    registration = next(r for r in new_plugin(None).events_to_register() if r.event == event)
-    assert registration.hint is not None
-    return registration.hint(Pod.from_dict(pod), old, new)
+    return hint_of(new_plugin(None), event, pod, old, new)
 
 
 CSI_NODE_UPDATED = ClusterEvent(Resource.CSI_NODE, Action.UPDATE)

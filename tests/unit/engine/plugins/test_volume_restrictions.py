@@ -22,6 +22,7 @@ from tests.unit.engine.plugins.volume_objects import (
     Raw,
     claim,
     claim_volume,
+    hint_of,
     inline,
     pod_with,
     storage_cycle,
@@ -162,9 +163,7 @@ def test_removing_the_claims_user_frees_it_as_preemption_sees_it() -> None:
 
 
 def _hint(event: ClusterEvent, pod: Raw, old: object, new: object) -> QueueingHint:
-    registration = next(r for r in new_plugin(None).events_to_register() if r.event == event)
-    assert registration.hint is not None
-    return registration.hint(Pod.from_dict(pod), old, new)
+    return hint_of(new_plugin(None), event, pod, old, new)
 
 
 POD_DELETED = ClusterEvent(Resource.ASSIGNED_POD, Action.DELETE)

@@ -17,6 +17,7 @@ from tests.unit.engine.plugins.volume_objects import (
     claim,
     claim_volume,
     ephemeral_volume,
+    hint_of,
     persistent_volume,
     pod_with,
     storage_class,
@@ -123,9 +124,7 @@ def test_the_beta_class_annotation_wins_over_the_spec_field() -> None:
 
 
 def _hint(event: ClusterEvent, pod: Raw, old: object, new: object) -> QueueingHint:
-    registration = next(r for r in new_plugin(None).events_to_register() if r.event == event)
-    assert registration.hint is not None
-    return registration.hint(Pod.from_dict(pod), old, new)
+    return hint_of(new_plugin(None), event, pod, old, new)
 
 
 CLASS_ADDED = ClusterEvent(Resource.STORAGE_CLASS, Action.ADD)

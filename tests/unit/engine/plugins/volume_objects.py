@@ -6,6 +6,8 @@ from typing import Any
 
 from berth.engine.cluster import ClusterState
 from berth.engine.framework.cycle_state import CycleState
+from berth.engine.framework.events import ClusterEvent, QueueingHint
+from berth.engine.framework.interfaces import EnqueueExtensions
 from berth.engine.model.csi import CSIDriver, CSINode, VolumeAttachment
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
@@ -133,3 +135,12 @@ def storage_cycle(
     nodes: tuple[Raw, ...], *, pods: tuple[Raw, ...] = (), objects: tuple[Raw, ...] = ()
 ) -> CycleState:
     return CycleState(storage_cluster(nodes, pods=pods, objects=objects))
+
+
+def hint_of(
+    plugin: EnqueueExtensions, event: ClusterEvent, pod: Raw, old: object, new: object
+) -> QueueingHint:
+    """What the plugin's hint for `event` says about `pod` after old -> new."""
+    registration = next(r for r in plugin.events_to_register() if r.event == event)
+    assert registration.hint is not None
+    return registration.hint(Pod.from_dict(pod), old, new)
