@@ -1,7 +1,8 @@
 """One real control plane for the whole test session, and nothing left behind.
 
-Starting etcd + kube-apiserver takes seconds, so it happens once per session;
-tests isolate themselves with fresh namespaces and uniquely named nodes.
+Starting etcd + kube-apiserver + kube-controller-manager takes seconds, so it
+happens once per session; tests isolate themselves with fresh namespaces and
+uniquely named nodes.
 Teardown runs on success, failure, Ctrl-C and SIGTERM; if even that is
 skipped (SIGKILL), the children die with this process (see processes.py).
 """
@@ -21,7 +22,9 @@ import pytest
 from berth.controlplane import LocalControlPlane
 from berth.controlplane.berth_process import BerthReplica, install
 from berth.controlplane.processes import ManagedProcess
+from berth.controlplane.provisioner import VolumeProvisioner
 from tests.cluster.helpers import create_namespace
+from tests.cluster.storage import PROVISIONER
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -47,6 +50,8 @@ def control_plane() -> Iterator[LocalControlPlane]:
     atexit.register(plane.stop)
     try:
         plane.start()
+        # Its PV controller binds claims, and namespaces finish deleting (see controller_manager.py).
+        plane.start_kube_controller_manager()
         yield plane
     finally:
         plane.stop()
@@ -62,6 +67,13 @@ def kube_scheduler(control_plane: LocalControlPlane) -> Iterator[ManagedProcess]
         yield process
     finally:
         control_plane.stop_kube_scheduler()
+
+
+@pytest.fixture(scope="session")
+def volume_provisioner(control_plane: LocalControlPlane) -> Iterator[VolumeProvisioner]:
+    """Provisions claims of StorageClasses whose provisioner is `storage.PROVISIONER`."""
+    with VolumeProvisioner(control_plane.admin_kubeconfig, provisioner=PROVISIONER) as provisioner:
+        yield provisioner
 
 
 @pytest.fixture

@@ -146,7 +146,7 @@ def pod_body(
 
 
 def create_namespace(plane: LocalControlPlane, prefix: str) -> str:
-    """A fresh namespace named after `prefix`; without kube-controller-manager none can be deleted."""
+    """A fresh namespace named after `prefix` (tests do not delete theirs: bound pods would hold it)."""
     name = unique_name(prefix)
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
     plane.request("POST", "/api/v1/namespaces", body)

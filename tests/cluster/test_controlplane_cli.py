@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -44,6 +45,9 @@ def test_up_env_down_round_trip(tmp_path: Path) -> None:
         assert up.returncode == 0, up.stderr
         environment = exports(controlplane_cli(state_dir, "env").stdout)
         assert environment == exports(up.stdout)
+
+        state = json.loads((state_dir / "state.json").read_text())
+        assert set(state["processes"]) == {"etcd", "kube-apiserver", "kube-controller-manager"}
 
         nodes = subprocess.run(
             [kubectl, f"--kubeconfig={environment['KUBECONFIG']}", "get", "nodes"],

@@ -382,6 +382,22 @@ EXPECTED_PERMISSIONS = {
     ("policy", "poddisruptionbudgets", "get", "*"),
     ("policy", "poddisruptionbudgets", "list", "*"),
     ("policy", "poddisruptionbudgets", "watch", "*"),
+    *(
+        ("", resource, verb, "*")
+        for resource in ("persistentvolumes", "persistentvolumeclaims")
+        for verb in ("get", "list", "watch", "update", "patch")
+    ),
+    *(
+        ("storage.k8s.io", resource, verb, "*")
+        for resource in (
+            "storageclasses",
+            "csinodes",
+            "csidrivers",
+            "csistoragecapacities",
+            "volumeattachments",
+        )
+        for verb in ("get", "list", "watch")
+    ),
 }
 
 

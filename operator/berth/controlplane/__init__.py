@@ -1,9 +1,10 @@
 """A real local Kubernetes control plane for Berth's tests, demo and benchmarks.
 
-etcd, kube-apiserver, kube-scheduler and kubectl are built from pinned Go
-modules by tools/controlplane/build.sh and run here as child processes on
-loopback. See LocalControlPlane for the entry point and objects for bulk
-Node/Pod helpers.
+etcd, kube-apiserver, kube-scheduler, kube-controller-manager and kubectl
+are built from pinned Go modules by tools/controlplane/build.sh and run here
+as child processes on loopback. See LocalControlPlane for the entry point,
+objects for bulk Node/Pod helpers and VolumeProvisioner for the stand-in
+volume provisioner.
 """
 
 from berth.controlplane.binaries import BinariesNotFound, ControlPlaneBinaries, find_binaries
@@ -24,6 +25,7 @@ from berth.controlplane.objects import (
     wait_for_pods_bound,
 )
 from berth.controlplane.processes import ProcessFailed
+from berth.controlplane.provisioner import VolumeProvisioner
 
 __all__ = [
     "ApiError",
@@ -35,6 +37,7 @@ __all__ = [
     "NodeTemplate",
     "PodTemplate",
     "ProcessFailed",
+    "VolumeProvisioner",
     "bind_pods",
     "create_namespace",
     "create_nodes",

@@ -21,12 +21,12 @@ __all__ = [
     "find_binaries",
 ]
 
-BINARY_NAMES = ("etcd", "kube-apiserver", "kube-scheduler", "kubectl")
+BINARY_NAMES = ("etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager", "kubectl")
 
 # operator/berth/controlplane/binaries.py -> repository root.
 BUILD_SCRIPT = Path(__file__).resolve().parents[3] / "tools" / "controlplane" / "build.sh"
 
-# Points at a directory holding all four binaries, bypassing build.sh; for
+# Points at a directory holding all the binaries, bypassing build.sh; for
 # machines where they were built some other way.
 BIN_DIR_ENV = "BERTH_CONTROLPLANE_BIN"
 
@@ -37,7 +37,7 @@ class BinariesNotFound(RuntimeError):
 
 @dataclass(frozen=True)
 class ControlPlaneBinaries:
-    """Absolute paths of the four executables."""
+    """Absolute paths of the executables."""
 
     bin_dir: Path
 
@@ -52,6 +52,10 @@ class ControlPlaneBinaries:
     @property
     def kube_scheduler(self) -> Path:
         return self.bin_dir / "kube-scheduler"
+
+    @property
+    def kube_controller_manager(self) -> Path:
+        return self.bin_dir / "kube-controller-manager"
 
     @property
     def kubectl(self) -> Path:

@@ -4,6 +4,12 @@ The demo and manual experiments need a cluster that outlives one command.
 `up` starts one and keeps it running (in the foreground, or detached with
 `--detach`), recording what it started in a state file; `down` and `env`
 find it there. One control plane per state directory.
+
+It runs etcd, kube-apiserver and kube-controller-manager (the controllers in
+controller_manager.py: claims get bound, namespaces finish deleting), and on
+request the reference kube-scheduler and a volume provisioner for one
+StorageClass provisioner name (provisioner.py), so that claims of such a
+class are provisioned once a scheduler has picked their node.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from typing import Any
 
 from berth.controlplane.binaries import BinariesNotFound, find_binaries
 from berth.controlplane.cluster import LocalControlPlane
+from berth.controlplane.provisioner import VolumeProvisioner
+from berth.controlplane.run_dirs import pid_alive
 
 __all__ = ["default_state_dir", "main", "register"]
 
@@ -44,7 +52,7 @@ def register(subparsers: Any) -> None:
     """Add the `controlplane` command to the `berth` parser."""
     parser = subparsers.add_parser(
         "controlplane",
-        help="run a local etcd + kube-apiserver (+ kube-scheduler)",
+        help="run a local etcd + kube-apiserver + kube-controller-manager (+ kube-scheduler)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -65,6 +73,12 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         "--kube-scheduler",
         action="store_true",
         help="also start the reference kube-scheduler (default-scheduler profile)",
+    )
+    up.add_argument(
+        "--volume-provisioner",
+        metavar="NAME",
+        default=None,
+        help="also provision volumes for StorageClasses whose provisioner is NAME",
     )
     up.add_argument(
         "--no-build",
@@ -91,20 +105,10 @@ def _read_state(state_dir: Path) -> dict[str, Any] | None:
     return state
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _up(args: argparse.Namespace) -> int:
     state_dir = _state_dir(args)
     existing = _read_state(state_dir)
-    if existing is not None and _alive(int(existing["pid"])):
+    if existing is not None and pid_alive(int(existing["pid"])):
         print(
             f"a control plane is already running (pid {existing['pid']}, {existing['server']});"
             " `berth controlplane down` stops it",
@@ -134,10 +138,16 @@ def _up_foreground(args: argparse.Namespace, state_dir: Path) -> int:
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
     plane = LocalControlPlane(binaries=binaries, run_dir=state_dir)
+    provisioner: VolumeProvisioner | None = None
     try:
         plane.start()
+        plane.start_kube_controller_manager()
         if args.kube_scheduler:
             plane.start_kube_scheduler()
+        if args.volume_provisioner:
+            provisioner = VolumeProvisioner(
+                plane.admin_kubeconfig, provisioner=args.volume_provisioner
+            ).start()
         state = {
             "pid": os.getpid(),
             "server": plane.server,
@@ -163,9 +173,15 @@ def _up_foreground(args: argparse.Namespace, state_dir: Path) -> int:
                 if message is not None:
                     print(f"berth controlplane: {name} died: {message}", file=sys.stderr)
                     return 1
+            message = provisioner.failure_message() if provisioner is not None else None
+            if message is not None:
+                print(f"berth controlplane: {message}", file=sys.stderr)
+                return 1
             time.sleep(0.5)
         return 0
     finally:
+        if provisioner is not None:
+            provisioner.stop()
         plane.stop()
 
 
@@ -182,6 +198,8 @@ def _up_detached(args: argparse.Namespace, state_dir: Path) -> int:
     command = [sys.executable, "-m", "berth.controlplane", "--dir", str(state_dir), "up"]
     if args.kube_scheduler:
         command.append("--kube-scheduler")
+    if args.volume_provisioner:
+        command += ["--volume-provisioner", args.volume_provisioner]
     environment = dict(os.environ)
     package_root = str(Path(__file__).resolve().parents[2])
     environment["PYTHONPATH"] = os.pathsep.join(
@@ -222,10 +240,10 @@ def _down(args: argparse.Namespace) -> int:
         print(f"no control plane recorded in {state_dir}", file=sys.stderr)
         return 0
     owner = int(state["pid"])
-    if _alive(owner):
+    if pid_alive(owner):
         os.kill(owner, signal.SIGTERM)
         deadline = time.monotonic() + 60
-        while _alive(owner) and time.monotonic() < deadline:
+        while pid_alive(owner) and time.monotonic() < deadline:
             time.sleep(0.1)
     _remove_leftovers(state_dir, state)
     print("control plane stopped", file=sys.stderr)
@@ -252,7 +270,7 @@ def _remove_leftovers(state_dir: Path, state: dict[str, Any]) -> None:
 
 def _env(args: argparse.Namespace) -> int:
     state = _read_state(_state_dir(args))
-    if state is None or not _alive(int(state["pid"])):
+    if state is None or not pid_alive(int(state["pid"])):
         print("no control plane is running; `berth controlplane up` starts one", file=sys.stderr)
         return 1
     _print_env(state["env"])

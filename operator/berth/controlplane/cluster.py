@@ -1,19 +1,20 @@
 """A real Kubernetes control plane on loopback: etcd, kube-apiserver and, on demand,
-the reference kube-scheduler.
+the reference kube-scheduler and kube-controller-manager.
 
 Berth is tested and benchmarked against the real API server, never a mock,
-and against kube-scheduler as the behaviour oracle. There is no kubelet and
-no kube-controller-manager here, so the apiserver runs without the admission
-plugins that depend on the latter (ServiceAccount would reject every pod for
+and against kube-scheduler as the behaviour oracle. There is no kubelet, and
+kube-controller-manager runs only the few controllers Berth's behaviour needs
+(see controller_manager.py), so the apiserver runs without the admission
+plugins that depend on the others (ServiceAccount would reject every pod for
 want of a `default` ServiceAccount; TaintNodesByCondition would leave every
-new Node tainted not-ready forever). Consequences for callers: namespaces
-never finish deleting and bound pods need force deletion, so use fresh
-namespaces, and a fresh control plane per test session or benchmark run.
+new Node tainted not-ready forever). Consequences for callers: bound pods
+need force deletion (no kubelet confirms a graceful one), so a namespace
+holding bound pods only finishes deleting once they are force-deleted; use
+fresh namespaces, and a fresh control plane per test session or benchmark run.
 """
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import json
 import os
@@ -29,7 +30,9 @@ from typing import Any, Self
 
 from berth.controlplane.binaries import ControlPlaneBinaries, find_binaries
 from berth.controlplane.client import KubeClient
-from berth.controlplane.commands import apiserver_argv, etcd_argv
+from berth.controlplane.commands import apiserver_argv, etcd_argv, scheduler_configuration
+from berth.controlplane.controller_manager import controller_manager_argv
+from berth.controlplane.health import etcd_healthy, get_ok, start_until_healthy
 from berth.controlplane.kubeconfig import KubeconfigCredentials, write_kubeconfig
 from berth.controlplane.pki import CertificateAuthority, write_service_account_keys
 from berth.controlplane.processes import (
@@ -37,13 +40,20 @@ from berth.controlplane.processes import (
     free_loopback_port,
     wait_until,
 )
+from berth.controlplane.run_dirs import (
+    OWNER_FILE,
+    RUN_DIR_PREFIX,
+    default_run_parent,
+    remove_abandoned_run_dirs,
+)
 from berth.kube.api import error_from_response
 
 __all__ = ["DEFAULT_DISABLED_ADMISSION_PLUGINS", "LocalControlPlane"]
 
-# ServiceAccount and TaintNodesByCondition need kube-controller-manager (see
-# the module docstring); StorageObjectInUseProtection adds PVC finalizers that
-# only it removes. Priority stays on: Berth must resolve priorityClassName and
+# ServiceAccount and TaintNodesByCondition need kube-controller-manager
+# controllers that do not run here (see the module docstring);
+# StorageObjectInUseProtection adds PV/PVC finalizers that only its (left out)
+# protection controllers remove. Priority stays on: Berth must resolve priorityClassName and
 # preempt exactly like kube-scheduler.
 DEFAULT_DISABLED_ADMISSION_PLUGINS = (
     "ServiceAccount",
@@ -51,48 +61,9 @@ DEFAULT_DISABLED_ADMISSION_PLUGINS = (
     "StorageObjectInUseProtection",
 )
 
-RUN_DIR_PREFIX = "berth-cp-"
-_OWNER_FILE = "owner.pid"
-
-
-def _default_run_parent() -> Path:
-    # etcd on tmpfs is as fast as --unsafe-no-fsync and spares the disk.
-    shm = Path("/dev/shm")
-    if shm.is_dir() and os.access(shm, os.W_OK):
-        return shm
-    return Path(tempfile.gettempdir())
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def remove_abandoned_run_dirs(parent: Path) -> list[Path]:
-    """Delete run directories whose owning process is gone.
-
-    The child processes of a SIGKILLed owner die with it (parent-death
-    signal), but its tmpfs run directory would stay and hold memory.
-    """
-    removed = []
-    for candidate in parent.glob(RUN_DIR_PREFIX + "*"):
-        try:
-            owner = int((candidate / _OWNER_FILE).read_text().strip())
-        except (OSError, ValueError):
-            continue
-        if not _pid_alive(owner):
-            shutil.rmtree(candidate, ignore_errors=True)
-            removed.append(candidate)
-    return removed
-
 
 class LocalControlPlane:
-    """etcd + kube-apiserver (+ kube-scheduler on demand) as child processes.
+    """etcd + kube-apiserver (+ kube-scheduler, kube-controller-manager on demand) as child processes.
 
     Use as a context manager, or call start() and stop(). Everything lives in
     a fresh run directory (PKI, kubeconfigs, logs, etcd data) that stop()
@@ -124,6 +95,7 @@ class LocalControlPlane:
         self._etcd: ManagedProcess | None = None
         self._apiserver: ManagedProcess | None = None
         self._scheduler: ManagedProcess | None = None
+        self._controller_manager: ManagedProcess | None = None
         self._apiserver_port = 0
         self._etcd_port = 0
         self._admin_ssl: ssl.SSLContext | None = None
@@ -153,10 +125,10 @@ class LocalControlPlane:
 
     def stop(self) -> None:
         """Stop every process by its own PID, newest first, then remove the run directory."""
-        for process in (self._scheduler, self._apiserver, self._etcd):
+        for process in (self._controller_manager, self._scheduler, self._apiserver, self._etcd):
             if process is not None:
                 process.stop()
-        self._scheduler = self._apiserver = self._etcd = None
+        self._controller_manager = self._scheduler = self._apiserver = self._etcd = None
         if self._run_dir is not None and not self._keep_run_dir:
             shutil.rmtree(self._run_dir, ignore_errors=True)
         self._run_dir = None
@@ -235,9 +207,15 @@ class LocalControlPlane:
         return self.run_dir / "scheduler.kubeconfig"
 
     @property
+    def controller_manager_kubeconfig(self) -> Path:
+        """Kubeconfig of `system:kube-controller-manager` (bootstrap RBAC: mint controller tokens)."""
+        return self.run_dir / "controller-manager.kubeconfig"
+
+    @property
     def processes(self) -> dict[str, ManagedProcess]:
         running = {"etcd": self._etcd, "kube-apiserver": self._apiserver}
         running["kube-scheduler"] = self._scheduler
+        running["kube-controller-manager"] = self._controller_manager
         return {name: process for name, process in running.items() if process is not None}
 
     def client(self, kubeconfig: Path | None = None, *, concurrency: int = 64) -> KubeClient:
@@ -411,28 +389,45 @@ class LocalControlPlane:
         process = ManagedProcess(
             "kube-scheduler", argv, log_path=self.run_dir / "kube-scheduler.log"
         )
-        process.start()
+        start_until_healthy(process, port=port, path="/readyz", timeout=timeout)
         self._scheduler = process
-        insecure = ssl.create_default_context()
-        insecure.check_hostname = False
-        # The scheduler serves health on a self-signed certificate it makes itself.
-        insecure.verify_mode = ssl.CERT_NONE
-        try:
-            wait_until(
-                lambda: _get_ok(port, "/readyz", insecure),
-                timeout=timeout,
-                failure=process.failure_message,
-                description="kube-scheduler /readyz",
-            )
-        except BaseException:
-            self.stop_kube_scheduler()
-            raise
         return process
 
     def stop_kube_scheduler(self) -> None:
         if self._scheduler is not None:
             self._scheduler.stop()
             self._scheduler = None
+
+    # -- kube-controller-manager -----------------------------------------------------------
+
+    def start_kube_controller_manager(
+        self, *, extra_args: Sequence[str] = (), timeout: float = 60.0
+    ) -> ManagedProcess:
+        """Start kube-controller-manager with the controllers Berth needs; wait for /healthz.
+
+        Which controllers, and why only those: see controller_manager.py.
+        """
+        if self._controller_manager is not None:
+            raise RuntimeError("kube-controller-manager already running")
+        port = free_loopback_port()
+        argv = controller_manager_argv(
+            self.binaries.kube_controller_manager,
+            kubeconfig=self.controller_manager_kubeconfig,
+            port=port,
+            cert_dir=self.run_dir / "kube-controller-manager-certs",
+            extra_args=extra_args,
+        )
+        process = ManagedProcess(
+            "kube-controller-manager", argv, log_path=self.run_dir / "kube-controller-manager.log"
+        )
+        start_until_healthy(process, port=port, path="/healthz", timeout=timeout)
+        self._controller_manager = process
+        return process
+
+    def stop_kube_controller_manager(self) -> None:
+        if self._controller_manager is not None:
+            self._controller_manager.stop()
+            self._controller_manager = None
 
     # -- start-up steps --------------------------------------------------------------------
 
@@ -441,10 +436,10 @@ class LocalControlPlane:
             run_dir = self._requested_run_dir
             run_dir.mkdir(parents=True, exist_ok=True)
         else:
-            parent = _default_run_parent()
+            parent = default_run_parent()
             remove_abandoned_run_dirs(parent)
             run_dir = Path(tempfile.mkdtemp(prefix=RUN_DIR_PREFIX, dir=parent))
-        (run_dir / _OWNER_FILE).write_text(f"{os.getpid()}\n")
+        (run_dir / OWNER_FILE).write_text(f"{os.getpid()}\n")
         self._run_dir = run_dir
 
     def _write_pki(self) -> None:
@@ -457,6 +452,11 @@ class LocalControlPlane:
         identities = {
             self.admin_kubeconfig: ("admin", ("system:masters",), "admin"),
             self.scheduler_kubeconfig: ("system:kube-scheduler", (), "kube-scheduler"),
+            self.controller_manager_kubeconfig: (
+                "system:kube-controller-manager",
+                (),
+                "kube-controller-manager",
+            ),
         }
         for path, (user, groups, stem) in identities.items():
             pair = ca.issue_client(user, groups=groups, file_stem=stem)
@@ -485,7 +485,7 @@ class LocalControlPlane:
         process.start()
         self._etcd = process
         wait_until(
-            lambda: _etcd_healthy(client_port),
+            lambda: etcd_healthy(client_port),
             timeout=self._start_timeout,
             failure=process.failure_message,
             description="etcd /health",
@@ -511,54 +511,9 @@ class LocalControlPlane:
         context = self._admin_ssl
         assert context is not None
         wait_until(
-            lambda: _get_ok(self._apiserver_port, "/readyz", context),
+            lambda: get_ok(self._apiserver_port, "/readyz", context),
             timeout=timeout,
             failure=process.failure_message,
             description="kube-apiserver /readyz",
             interval=0.1,
         )
-
-
-def scheduler_configuration(
-    config: Mapping[str, Any] | None, *, kubeconfig: Path, qps: float, burst: int
-) -> dict[str, Any]:
-    """`config` completed with the defaults a local kube-scheduler needs.
-
-    See LocalControlPlane.start_kube_scheduler for what they are and why."""
-    document: dict[str, Any] = json.loads(json.dumps(dict(config or {})))
-    document.setdefault("apiVersion", "kubescheduler.config.k8s.io/v1")
-    document.setdefault("kind", "KubeSchedulerConfiguration")
-    connection = document.setdefault("clientConnection", {})
-    connection.setdefault("kubeconfig", str(kubeconfig))
-    connection.setdefault("qps", qps)
-    connection.setdefault("burst", burst)
-    document.setdefault("leaderElection", {}).setdefault("leaderElect", False)
-    document.setdefault("profiles", [{"schedulerName": "default-scheduler"}])
-    return document
-
-
-def _get_ok(port: int, path: str, context: ssl.SSLContext) -> bool:
-    connection = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=5)
-    try:
-        connection.request("GET", path)
-        response = connection.getresponse()
-        return response.status == 200 and response.read().strip() == b"ok"
-    except (OSError, http.client.HTTPException):
-        return False
-    finally:
-        with contextlib.suppress(Exception):
-            connection.close()
-
-
-def _etcd_healthy(port: int) -> bool:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    try:
-        connection.request("GET", "/health")
-        response = connection.getresponse()
-        body = json.loads(response.read() or b"{}")
-        return response.status == 200 and body.get("health") == "true"
-    except (OSError, http.client.HTTPException, ValueError):
-        return False
-    finally:
-        with contextlib.suppress(Exception):
-            connection.close()

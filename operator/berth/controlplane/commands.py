@@ -1,6 +1,7 @@
-"""The command lines of etcd and kube-apiserver, built from the run directory and ports alone.
+"""The command lines of etcd and kube-apiserver, and kube-scheduler's configuration.
 
-Kept free of process handling so they can be checked without starting
+They are built from the run directory, ports and the caller's settings
+alone, kept free of process handling so they can be checked without starting
 anything, and so a restarted component gets exactly the command it had: a
 crashed kube-apiserver started again with the same argv serves the same
 port, etcd, certificates and service-account keys, and every client's
@@ -9,10 +10,12 @@ kubeconfig and token stay valid.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-__all__ = ["apiserver_argv", "etcd_argv"]
+__all__ = ["apiserver_argv", "etcd_argv", "scheduler_configuration"]
 
 
 def etcd_argv(
@@ -85,3 +88,21 @@ def apiserver_argv(
         "--v=1",
         *extra_args,
     ]
+
+
+def scheduler_configuration(
+    config: Mapping[str, Any] | None, *, kubeconfig: Path, qps: float, burst: int
+) -> dict[str, Any]:
+    """`config` completed with the defaults a local kube-scheduler needs.
+
+    See LocalControlPlane.start_kube_scheduler for what they are and why."""
+    document: dict[str, Any] = json.loads(json.dumps(dict(config or {})))
+    document.setdefault("apiVersion", "kubescheduler.config.k8s.io/v1")
+    document.setdefault("kind", "KubeSchedulerConfiguration")
+    connection = document.setdefault("clientConnection", {})
+    connection.setdefault("kubeconfig", str(kubeconfig))
+    connection.setdefault("qps", qps)
+    connection.setdefault("burst", burst)
+    document.setdefault("leaderElection", {}).setdefault("leaderElect", False)
+    document.setdefault("profiles", [{"schedulerName": "default-scheduler"}])
+    return document

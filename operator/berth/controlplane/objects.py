@@ -40,7 +40,7 @@ __all__ = [
 
 
 def unique_name(prefix: str) -> str:
-    """A fresh DNS-1123 name; namespaces cannot be reused here (they never finish deleting)."""
+    """A fresh DNS-1123 name: tests never meet each other's objects, or a namespace being deleted."""
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 

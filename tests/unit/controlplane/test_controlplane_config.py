@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from berth.controlplane.cluster import scheduler_configuration
+from berth.controlplane.commands import scheduler_configuration
 from berth.controlplane.kubeconfig import KubeconfigCredentials, write_kubeconfig
 from berth.controlplane.objects import NodeTemplate, PodTemplate, node_manifest, pod_manifest
 from berth.kube.api import connection_info_from_kubeconfig
