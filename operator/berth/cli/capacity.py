@@ -110,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         profiles=inputs.profiles,
         default=loaded.default_framework(),
         seed=args.seed,
+        storage=inputs.storage,
     )
     result = count_replicas(simulation, template, limit=args.max)
     if args.output == "json":

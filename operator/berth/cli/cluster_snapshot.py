@@ -2,7 +2,8 @@
 
 A dry run is only worth something when it starts from what the scheduler sees. This module lists
 what Berth's live cache holds (nodes, bound non-terminal pods, PodDisruptionBudgets, namespace
-labels, and the Services and controllers PodTopologySpread's system defaults read), and the
+labels, the Services and controllers PodTopologySpread's system defaults read, and the storage
+objects the volume plugins read), and the
 SchedulerProfiles, and parses each object with the same parsers as the operator. Like the operator,
 it skips an object it cannot read with a warning instead of giving up on the cluster. Pending pods
 of the cluster are not placed: only the pods of `--pods` are. Nothing is written: every request is
@@ -30,7 +31,9 @@ from berth.cli.simulate_input import (
     load_profiles,
     refuse_duplicate_pods,
 )
+from berth.cli.storage_input import load_storage
 from berth.engine.cluster import Workload
+from berth.engine.cluster.storage import StorageObject
 from berth.engine.errors import InvalidObjectError
 from berth.engine.framework.runtime import Framework
 from berth.engine.model.node import Node
@@ -44,6 +47,7 @@ from berth.kube.api import (
     ApiTransportError,
     connection_info_from_kubeconfig,
 )
+from berth.kube.storage_kinds import STORAGE_KINDS
 from berth.kube.workloads import workload_from_dict
 from berth.profiles import load_profile
 
@@ -74,7 +78,9 @@ WORKLOAD_PATHS = {
 # What the help and the README name as the rights this needs (get/list on each).
 LISTED_RESOURCES = (
     "nodes, pods, namespaces, services, replicationcontrollers, apps/replicasets, "
-    "apps/statefulsets, policy/poddisruptionbudgets, berth.dev/schedulerprofiles"
+    "apps/statefulsets, policy/poddisruptionbudgets, berth.dev/schedulerprofiles, "
+    "persistentvolumeclaims, persistentvolumes, storage.k8s.io/storageclasses, csinodes, "
+    "csidrivers, csistoragecapacities, volumeattachments"
 )
 CLUSTER = "the cluster"
 
@@ -94,6 +100,8 @@ class ClusterSnapshot:
     warnings: list[str] = field(default_factory=list)
     # node -> pending pods a preemption nominated to it (they are not placed by a simulation).
     nominated: dict[str, list[Pod]] = field(default_factory=dict)
+    # PVs, claims, storage classes and CSI objects, as the volume plugins read them.
+    storage: list[StorageObject] = field(default_factory=list)
     # The objects behind nodes, bound_pods and pdbs, as listed, for --snapshot-to.
     raw: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
@@ -103,8 +111,9 @@ def add_arguments(parser: argparse.ArgumentParser, source: Any) -> None:
     source.add_argument(
         "--from-cluster",
         action="store_true",
-        help="read nodes, bound pods, namespaces, PodDisruptionBudgets, workloads and "
-        "SchedulerProfiles from the cluster of the kubeconfig instead of --nodes/--existing. "
+        help="read nodes, bound pods, namespaces, PodDisruptionBudgets, workloads, storage "
+        "objects and SchedulerProfiles from the cluster of the kubeconfig instead of "
+        "--nodes/--existing/--objects. "
         f"Read-only: it only gets and lists ({LISTED_RESOURCES}) and writes nothing. Pending "
         "pods of the cluster are not placed. Without --profile, the cluster's SchedulerProfiles "
         "are used (kube-scheduler's default profile when there are none or they cannot be listed)",
@@ -122,8 +131,9 @@ def add_arguments(parser: argparse.ArgumentParser, source: Any) -> None:
         type=Path,
         metavar="DIR",
         help="with --from-cluster, also save what was read as DIR/nodes.yaml, DIR/existing.yaml "
-        "(bound pods and PodDisruptionBudgets) and DIR/profiles.yaml, for offline runs with "
-        "--nodes/--existing/--profile (namespace labels and workloads are not saved)",
+        "(bound pods and PodDisruptionBudgets), DIR/objects.yaml (storage objects) and "
+        "DIR/profiles.yaml, for offline runs with --nodes/--existing/--objects/--profile "
+        "(namespace labels and workloads are not saved)",
     )
 
 
@@ -206,7 +216,8 @@ async def read_snapshot(
     `progress` is told (collections listed, collections in all) as the listing goes."""
     warnings: list[str] = []
     listed = 0
-    collections = 5 + len(WORKLOAD_PATHS)  # nodes, pods, budgets, namespaces, profiles, workloads
+    # nodes, pods, budgets, namespaces, profiles, workloads, storage kinds
+    collections = 5 + len(WORKLOAD_PATHS) + len(STORAGE_KINDS)
 
     def one_more() -> None:
         nonlocal listed
@@ -251,6 +262,16 @@ async def read_snapshot(
         session, PROFILES, warnings, consequence="kube-scheduler's default profile is used"
     )
     one_more()
+    storage: dict[str, list[tuple[StorageObject, dict[str, Any]]]] = {}
+    for watched in STORAGE_KINDS:
+        raws = await _list_optional(
+            session,
+            watched.list_path,
+            warnings,
+            consequence=f"the volume plugins see no {watched.kind}",
+        )
+        one_more()
+        storage[watched.kind] = _readable(watched.parse, raws or [], warnings)
     pdbs = _readable(PodDisruptionBudget.from_dict, pdb_raws, warnings)
     return ClusterSnapshot(
         nodes=[node for node, _ in nodes],
@@ -261,10 +282,12 @@ async def read_snapshot(
         profile_documents=profiles,
         warnings=warnings,
         nominated=nominated,
+        storage=[obj for objects in storage.values() for obj, _ in objects],
         raw={
             "Node": [raw for _, raw in nodes],
             "Pod": [raw for _, raw in bound],
             "PodDisruptionBudget": [raw for _, raw in pdbs],
+            **{kind: [raw for _, raw in objects] for kind, objects in storage.items()},
         },
     )
 
@@ -298,10 +321,12 @@ SNAPSHOT_API_VERSIONS = {
     "Pod": "v1",
     "PodDisruptionBudget": "policy/v1",
     "SchedulerProfile": "berth.dev/v1alpha1",
+    **{watched.kind: watched.api_version for watched in STORAGE_KINDS},
 }
 SNAPSHOT_FILES = {
     "nodes.yaml": ("Node",),
     "existing.yaml": ("Pod", "PodDisruptionBudget"),
+    "objects.yaml": tuple(watched.kind for watched in STORAGE_KINDS),
     "profiles.yaml": ("SchedulerProfile",),
 }
 
@@ -352,6 +377,11 @@ def load_cluster_input(
             "--existing: cannot be combined with --from-cluster (bound pods and "
             "PodDisruptionBudgets come from the cluster)"
         )
+    if getattr(args, "objects", None) is not None:
+        raise InputError(
+            "--objects: cannot be combined with --from-cluster (storage objects come from "
+            "the cluster)"
+        )
     profiles = load_profiles(args.profile, registry=registry) if args.profile else None
     progress = listing_progress(sys.stderr)
     snapshot = read_live(
@@ -364,7 +394,8 @@ def load_cluster_input(
             write_snapshot(args.snapshot_to, snapshot)
         except OSError as error:
             raise InputError(f"{args.snapshot_to}: cannot save the snapshot: {error}") from None
-    pods = load_pods(args.pods, snapshot.nodes)  # after the snapshot: DaemonSets need its nodes
+    # After the snapshot: DaemonSets need its nodes.
+    pods, workload_claims = load_pods(args.pods, snapshot.nodes)
     refuse_duplicate_pods(
         [(args.pods, pod) for pod in pods] + [(CLUSTER, pod) for pod in snapshot.bound_pods]
     )
@@ -380,4 +411,5 @@ def load_cluster_input(
         warnings=warnings,
         namespaces=snapshot.namespaces,
         workloads=snapshot.workloads,
+        storage=load_storage([(CLUSTER, obj) for obj in snapshot.storage], workload_claims),
     )

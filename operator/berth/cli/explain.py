@@ -163,6 +163,7 @@ def _explain_live(args: argparse.Namespace) -> tuple[Pod, Explanation | str] | N
         namespaces=snapshot.namespaces,
         workloads=snapshot.workloads,
         nominated=live.nominated,
+        storage=snapshot.storage,
     )
     if live.bound_to:
         notes.append(

@@ -83,7 +83,14 @@ def add_input_arguments(
     parser.add_argument(
         "--existing",
         type=Path,
-        help="YAML of Pods already bound (spec.nodeName set) and PodDisruptionBudgets",
+        help="YAML of Pods already bound (spec.nodeName set), PodDisruptionBudgets and storage "
+        "objects (as --objects)",
+    )
+    parser.add_argument(
+        "--objects",
+        type=Path,
+        help="YAML of PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, "
+        "CSIDrivers, CSIStorageCapacities and VolumeAttachments",
     )
     parser.add_argument(
         "--profile",

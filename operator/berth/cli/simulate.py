@@ -101,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         namespaces=inputs.namespaces,
         workloads=inputs.workloads,
+        storage=inputs.storage,
         progress=terminal_progress(sys.stderr, total=len(inputs.pods)),
         explain=args.explain,
     )

@@ -130,6 +130,7 @@ def compare(
         pdbs=inputs.pdbs,
         profiles=second_profiles,
         seed=args.seed,
+        storage=inputs.storage,
     )
     labels = (str(args.profile or "default"), str(args.compare))
     if args.output == "json":

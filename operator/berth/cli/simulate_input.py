@@ -1,5 +1,5 @@
 """The input of `berth simulate`: nodes, pods (written out or as workloads), bound pods,
-PodDisruptionBudgets and profiles, checked as one cluster.
+PodDisruptionBudgets, storage objects and profiles, checked as one cluster.
 
 Each file is read with the bounded loader and each object with the engine's parsers. Then the
 objects are checked together, because a cluster cannot hold two nodes or two pods of one name, or
@@ -18,14 +18,22 @@ from pathlib import Path
 from typing import Any
 
 from berth.cli.input_files import InputError, objects_of_kind, read_objects
+from berth.cli.storage_input import (
+    STORAGE_KIND_NAMES,
+    load_storage,
+    parse_storage_object,
+    stateful_set_claims,
+)
 from berth.cli.workloads import WORKLOAD_KINDS, expand_workload
 from berth.engine.cluster import Workload
+from berth.engine.cluster.storage import StorageObject
 from berth.engine.errors import FieldError, InvalidObjectError
 from berth.engine.framework.runtime import Framework
 from berth.engine.model.node import Node
 from berth.engine.model.parsing import as_map, brief, brief_name
 from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
+from berth.engine.model.storage import PersistentVolumeClaim
 from berth.engine.registry import Registry
 from berth.profiles import load_profile
 
@@ -45,6 +53,8 @@ class SimulationInput:
     # Namespace labels and workload selectors: known only when read from a cluster.
     namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
     workloads: list[Workload] = field(default_factory=list)
+    # PVs, claims, storage classes and CSI objects (--existing, --objects, StatefulSet claims).
+    storage: list[StorageObject] = field(default_factory=list)
 
 
 def _parse(path: Path, kind: str, raw: Mapping[str, Any]) -> Any:
@@ -179,19 +189,24 @@ def _bound_pods(
     return kept
 
 
-def load_pods(path: Path, nodes: Sequence[Node]) -> list[Pod]:
+def load_pods(path: Path, nodes: Sequence[Node]) -> tuple[list[Pod], list[PersistentVolumeClaim]]:
     """The pods to schedule (the --pods file): Pods as written, workloads as the pods their
-    controllers create (DaemonSets on `nodes`); raises `InputError` naming the object and field."""
+    controllers create (DaemonSets on `nodes`); with the claims StatefulSets create for their
+    pods. Raises `InputError` naming the object and field."""
     pods: list[Pod] = []
+    claims: list[PersistentVolumeClaim] = []
     for raw in read_objects(path, ("Pod", *WORKLOAD_KINDS)):
         if raw.get("kind") == "Pod":
             pods.append(_parse(path, "Pod", raw))
             continue
         try:
-            pods.extend(expand_workload(raw, nodes=nodes))
+            expanded = expand_workload(raw, nodes=nodes)
         except InvalidObjectError as error:
             raise InputError(f"{path}: {error}") from None
-    return pods
+        pods.extend(expanded)
+        if raw.get("kind") == "StatefulSet":
+            claims.extend(stateful_set_claims(path, raw, expanded))
+    return pods, claims
 
 
 def load_input(args: argparse.Namespace, *, registry: Registry | None = None) -> SimulationInput:
@@ -200,15 +215,25 @@ def load_input(args: argparse.Namespace, *, registry: Registry | None = None) ->
     _refuse_repeated_names(
         args.nodes, "Node", (node.name for node in nodes), "another node has this name"
     )
-    pods = load_pods(args.pods, nodes)
+    pods, workload_claims = load_pods(args.pods, nodes)
     existing: list[Pod] = []
     pdb_raws: list[Mapping[str, Any]] = []
+    storage_raws: list[tuple[Path, Mapping[str, Any]]] = []
     if args.existing:
-        for raw in read_objects(args.existing, ("Pod", PDB_KIND)):
+        for raw in read_objects(args.existing, ("Pod", PDB_KIND, *STORAGE_KIND_NAMES)):
             if raw.get("kind") == PDB_KIND:
                 pdb_raws.append(raw)
-            else:
+            elif raw.get("kind") == "Pod":
                 existing.append(_parse(args.existing, "Pod", raw))
+            else:
+                storage_raws.append((args.existing, raw))
+    if getattr(args, "objects", None):
+        storage_raws += [
+            (args.objects, raw) for raw in read_objects(args.objects, STORAGE_KIND_NAMES)
+        ]
+    storage = load_storage(
+        [(path, parse_storage_object(path, raw)) for path, raw in storage_raws], workload_claims
+    )
     refuse_duplicate_pods(
         [(args.pods, pod) for pod in pods] + [(args.existing, pod) for pod in existing]
     )
@@ -223,4 +248,5 @@ def load_input(args: argparse.Namespace, *, registry: Registry | None = None) ->
         pdbs=pdbs,
         profiles=profiles,
         warnings=warnings,
+        storage=storage,
     )

@@ -41,7 +41,7 @@ from berth.engine.model.labels import (
 )
 from berth.engine.model.node import Node, Taint, TaintEffect
 from berth.engine.model.pod import Pod, PreferredNodeTerm, Toleration, tolerates_taint
-from berth.engine.model.storage import TopologySelectorTerm
+from berth.engine.model.storage_class import TopologySelectorTerm
 
 __all__ = [
     "first_untolerated_taint",

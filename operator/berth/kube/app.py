@@ -27,6 +27,7 @@ from berth.kube.api import ApiError, ApiSession, ApiTransportError
 from berth.kube.lease import LeaseElector
 from berth.kube.observer import PrometheusObserver
 from berth.kube.settings import Settings
+from berth.kube.storage_kinds import STORAGE_KINDS, storage_kind_named
 from berth.scheduling.loop import Scheduler
 from berth.scheduling.ports import Binder, MonotonicClock, Preemptor, Reporter
 
@@ -111,6 +112,23 @@ class BerthApp:
         node = _readable(Node.from_dict, raw)
         if node is not None:
             self.scheduler.on_node(node)
+
+    def on_storage_event(self, kind: str, event_type: str | None, raw: dict[str, Any]) -> None:
+        """A PV, PVC, storage class or CSI object; an unreadable update keeps the last good one."""
+        watched = storage_kind_named(kind)
+        if watched is None:
+            raise ValueError(f"not a watched storage kind: {kind!r}")
+        intake = self.scheduler.storage_intake
+        if event_type == "DELETED":
+            key = watched.key_of(raw)
+            if key is None:
+                logger.warning("Ignoring a deleted %s without a readable metadata.name", kind)
+            else:
+                intake.on_deleted(kind, key)
+            return
+        obj = _readable(watched.parse, raw)
+        if obj is not None:
+            intake.on_object(obj)
 
     def on_pdb_event(self, event_type: str | None, raw: dict[str, Any]) -> None:
         """A PodDisruptionBudget for preemption; an unreadable update keeps the last good one."""
@@ -214,7 +232,19 @@ class BerthApp:
         ghost_pdbs = self.scheduler.cache.reconcile_pdbs(pdbs)
         if ghost_pdbs:
             logger.info("Reconciled the cache: dropped %d ghost disruption budget(s)", ghost_pdbs)
+        await self._reconcile_storage_from_api()
         self.synced = True
+
+    async def _reconcile_storage_from_api(self) -> None:
+        """List every storage kind the volume plugins read; the watch wins over the listing."""
+        intake = self.scheduler.storage_intake
+        for watched in STORAGE_KINDS:
+            intake.begin_listing(watched.kind)
+            raw_objects, _ = await self.session.list_json(watched.list_path)
+            intake.reconcile(
+                watched.kind,
+                [obj for raw in raw_objects if (obj := _readable(watched.parse, raw)) is not None],
+            )
 
     async def close(self) -> None:
         """Graceful shutdown: stop scheduling, let posted binds finish, then release the Lease."""

@@ -6,7 +6,7 @@ a thread hop per event). Async handlers run on the event loop, one at a time
 between awaits, which is exactly the ordering the cache relies on.
 
 Pods, nodes and every other object Berth reads but does not own (namespaces,
-workloads, PodDisruptionBudgets) are watched with `@kopf.on.event` only:
+workloads, PodDisruptionBudgets, the storage kinds) are watched with `@kopf.on.event` only:
 state-tracking handlers, daemons or timers on them would write annotations or
 finalizers onto them. The one daemon is on our own SchedulerProfile resources:
 kopf peering stops daemons while this replica is paused, which makes them the
@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import kopf
 
 from berth.kube import wiring
+from berth.kube.storage_kinds import STORAGE_KINDS, StorageKind
 from berth.kube.workloads import workload_from_dict
 
 logger = logging.getLogger(__name__)
@@ -106,6 +108,27 @@ async def stateful_set_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) ->
 async def pdb_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
     # Read by preemption only; like kube-scheduler, a budget change requeues no pod.
     memo.berth.on_pdb_event(event["type"], event["object"])
+
+
+def _watch_storage(watched: StorageKind) -> None:
+    """Watch one storage kind the volume plugins read (see storage_kinds.py)."""
+
+    async def storage_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+        memo.berth.on_storage_event(watched.kind, event["type"], event["object"])
+
+    storage_event.__name__ = storage_event.__qualname__ = f"{watched.plural}_event"
+    if watched.group:
+        kopf.on.event(watched.group, watched.version, watched.plural)(storage_event)
+    else:
+        kopf.on.event(watched.version, watched.plural)(storage_event)
+    STORAGE_HANDLERS[watched.kind] = storage_event
+
+
+# PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
+# CSIStorageCapacities and VolumeAttachments, by kind.
+STORAGE_HANDLERS: dict[str, Callable[..., Awaitable[None]]] = {}
+for _watched in STORAGE_KINDS:
+    _watch_storage(_watched)
 
 
 @kopf.on.event(GROUP, VERSION, PROFILES)

@@ -21,6 +21,8 @@ from berth.engine.algorithm import (
     schedule_one,
 )
 from berth.engine.cluster import ClusterState, Workload
+from berth.engine.cluster.storage import StorageObject
+from berth.engine.diagnosis import one_node_message
 from berth.engine.explain import Explanation, explain_pod, explain_preemption
 from berth.engine.framework.runtime import Framework
 from berth.engine.model.node import Node
@@ -28,6 +30,7 @@ from berth.engine.model.parsing import brief
 from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
 from berth.engine.nominated import NominatedPods
+from berth.scheduling.simulated_binding import create_ephemeral_claims, settle_assumed_bindings
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +72,18 @@ class Simulation:
         seed: int = 0,
         namespaces: Mapping[str, Mapping[str, str]] | None = None,
         workloads: Sequence[Workload] = (),
+        storage: Sequence[StorageObject] = (),
     ) -> None:
         if (profiles is None) == (default is None):
             raise ValueError("pass exactly one of profiles= or default=")
         existing = [_with_uid(pod, "existing") for pod in existing]
         self.cluster = build_cluster(
-            nodes=nodes, existing=existing, pdbs=pdbs, namespaces=namespaces, workloads=workloads
+            nodes=nodes,
+            existing=existing,
+            pdbs=pdbs,
+            namespaces=namespaces,
+            workloads=workloads,
+            storage=storage,
         )
         self._profiles = profiles
         self._default = default
@@ -96,6 +105,7 @@ class Simulation:
             raise ValueError(f"pod {pod.key} (uid {pod.uid}) is already in the simulation")
         self._keys.add(pod.key)
         self._uids.add(pod.uid)
+        create_ephemeral_claims(pod, self.cluster.storage)
         framework = _framework_for(pod, self._profiles, self._default)
         # kube-scheduler sums requests in int64 and absurd amounts wrap there without a word;
         # numpy does the same here, and should not warn about it.
@@ -114,6 +124,7 @@ def simulate(
     seed: int = 0,
     namespaces: Mapping[str, Mapping[str, str]] | None = None,
     workloads: Sequence[Workload] = (),
+    storage: Sequence[StorageObject] = (),
     progress: Callable[[int, int], None] | None = None,
     explain: bool = False,
 ) -> SimulationResult:
@@ -138,6 +149,7 @@ def simulate(
         seed=seed,
         namespaces=namespaces,
         workloads=workloads,
+        storage=storage,
     )
     ordered = sorted(enumerate(pods), key=lambda item: (-item[1].priority, item[0]))
     results: dict[int, Placement] = {}
@@ -156,9 +168,11 @@ def build_cluster(
     pending: Sequence[Pod] = (),
     namespaces: Mapping[str, Mapping[str, str]] | None = None,
     workloads: Sequence[Workload] = (),
+    storage: Sequence[StorageObject] = (),
 ) -> ClusterState:
-    """The cluster `nodes`, the bound `existing` pods and `pdbs` make; identities are checked
-    across `pending` pods too, which share the cluster once placed."""
+    """The cluster `nodes`, the bound `existing` pods, `pdbs` and the `storage` objects (PVs,
+    claims, classes, CSI objects) make; identities are checked across `pending` pods too, which
+    share the cluster once placed."""
     existing = [_with_uid(pod, "existing") for pod in existing]
     _require_unique([pod.uid for pod in (*pending, *existing)], "pod UIDs")
     _require_unique([pod.key for pod in (*pending, *existing)], "pod namespace/names")
@@ -175,6 +189,8 @@ def build_cluster(
         cluster.set_namespace(name, labels)
     for workload in workloads:
         cluster.set_workload(workload)
+    for obj in storage:
+        cluster.storage.upsert(obj)
     return cluster
 
 
@@ -189,12 +205,13 @@ def explain(
     namespaces: Mapping[str, Mapping[str, str]] | None = None,
     workloads: Sequence[Workload] = (),
     nominated: NominatedPods | None = None,
+    storage: Sequence[StorageObject] = (),
 ) -> Explanation | str:
     """Why `pod` would go where it goes on this cluster; or, as a string, why the scheduler
     would not try it at all (bound already, gated, no profile for its schedulerName...).
     `namespaces` gives namespace labels (for namespace selectors), `workloads` the selectors of
     services and controllers (for default spreading), `nominated` the pending pods nominated to
-    each node."""
+    each node, `storage` the PVs, claims, classes and CSI objects."""
     if (profiles is None) == (default is None):
         raise ValueError("pass exactly one of profiles= or default=")
     pod = _with_uid(pod, "pending")
@@ -205,7 +222,9 @@ def explain(
         pending=[pod],
         namespaces=namespaces,
         workloads=workloads,
+        storage=storage,
     )
+    create_ephemeral_claims(pod, cluster.storage)
     framework = _framework_for(pod, profiles, default)
     if pod.node_name and cluster.slot_of(pod.node_name) is not None:
         return f"already assigned to {pod.node_name}: no scheduler places it"
@@ -256,8 +275,9 @@ def _place(
     )
     decision = schedule_one(framework, cluster, pod, search=search, rng=rng)
     if isinstance(decision, Scheduled):
-        # Assume: account the pod on its node before the next decision.
-        cluster.add_pod(pod.assigned_to(decision.node_name))
+        rejected = _reserve(pod, cluster, framework, decision)
+        if rejected is not None:
+            return Placement(pod, None, rejected, explanation=explanation)
         return Placement(
             pod,
             decision.node_name,
@@ -279,6 +299,27 @@ def _place(
             explanation=explanation,
         )
     return Placement(pod, None, decision.message, explanation=explanation)
+
+
+def _reserve(
+    pod: Pod, cluster: ClusterState, framework: Framework, decision: Scheduled
+) -> str | None:
+    """Assume the pod on its node and run Reserve, as the scheduling cycle does; None when
+    it holds, else the failure message (and the assumption undone).
+
+    Reserve is where plugins assume what the pod will hold (VolumeBinding its volume
+    bindings); with no API to write them to, they are then settled as the cluster would
+    settle them, so later pods see them (see simulated_binding).
+    """
+    node_name = decision.node_name
+    cluster.add_pod(pod.assigned_to(node_name))
+    status = framework.run_reserve(decision.state, pod, node_name)
+    if not status.is_success:
+        framework.run_unreserve(decision.state, pod, node_name)
+        cluster.remove_pod(pod.uid)
+        return one_node_message(node_name, status) if status.is_rejection else status.message
+    settle_assumed_bindings(cluster.storage)
+    return None
 
 
 def _with_preemption(

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from berth.engine.cluster import ClusterState
 from berth.engine.model.csi import CSIStorageCapacity
 from berth.engine.model.node import Node
-from berth.engine.model.storage import PersistentVolume, StorageClass
+from berth.engine.model.storage import PersistentVolume
+from berth.engine.model.storage_class import StorageClass
 from berth.engine.nodematch import (
     node_label_selector_mask,
     topology_terms_mask,

@@ -18,6 +18,7 @@ WATCH_HANDLERS = [
     handlers.stateful_set_event,
     handlers.pdb_event,
     handlers.profile_event,
+    *handlers.STORAGE_HANDLERS.values(),
 ]
 
 

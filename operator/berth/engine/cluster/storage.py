@@ -18,9 +18,10 @@ from typing import Generic, TypeVar
 
 from berth.engine.cluster.storage_assume import AssumeStore, Versioned
 from berth.engine.model.csi import CSIDriver, CSINode, CSIStorageCapacity, VolumeAttachment
-from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim, StorageClass
+from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim
+from berth.engine.model.storage_class import StorageClass
 
-__all__ = ["STORAGE_KINDS", "StorageObject", "StorageObjects", "StorageStore", "storage_kind"]
+__all__ = ["StorageObject", "StorageObjects", "StorageStore", "storage_kind"]
 
 T = TypeVar("T", bound=Versioned)
 
@@ -330,9 +331,6 @@ _KIND_OF: dict[type, str] = {
     CSIStorageCapacity: "CSIStorageCapacity",
     VolumeAttachment: "VolumeAttachment",
 }
-
-STORAGE_KINDS = tuple(_KIND_OF.values())
-"""Their API kind names."""
 
 
 def storage_kind(obj: StorageObject) -> str:

@@ -94,6 +94,10 @@ class AssumeStore(Generic[T]):
     def is_assumed(self, key: str) -> bool:
         return key in self._assumed
 
+    def assumed_values(self) -> list[T]:
+        """Every standing assumption."""
+        return list(self._assumed.values())
+
     # ------------------------------------------------------------------ readers
 
     def get(self, key: str) -> T | None:

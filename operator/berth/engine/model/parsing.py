@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import reprlib
 from collections.abc import Mapping
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypeVar
 
 from berth.engine.errors import FieldError
 
 RawObject = Mapping[str, Any]
+E = TypeVar("E", bound=StrEnum)
 
 _BRIEF = reprlib.Repr()
 _BRIEF.maxstring = 60
@@ -89,3 +91,14 @@ def as_string_map(raw: object, field: str) -> dict[str, str]:
         if not isinstance(key, str) or not isinstance(value, str):
             raise FieldError(f"{field}[{brief(key)}]", f"expected a string, got {brief(value)}")
     return dict(mapping)
+
+
+def as_enum(enum: type[E], raw: object, field: str, default: E) -> E:
+    """One of `enum`'s values; `default` when absent or empty; else an error listing the allowed ones."""
+    if raw is None or raw == "":
+        return default
+    try:
+        return enum(as_str(raw, field))
+    except ValueError:
+        allowed = ", ".join(member.value for member in enum)
+        raise FieldError(field, f"unknown value {brief(raw)} (expected one of {allowed})") from None

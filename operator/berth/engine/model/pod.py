@@ -31,9 +31,9 @@ from berth.engine.model.parsing import (
     brief,
     display_name,
 )
+from berth.engine.model.pod_volumes import PodVolume, parse_pod_volumes
 from berth.engine.model.requests import ContainerRequests, compute_pod_requests
 from berth.engine.model.resources import parse_resource_list
-from berth.engine.model.volume_sources import PodVolume, parse_pod_volumes
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
@@ -591,7 +591,7 @@ def _parse_pod(raw: RawObject) -> Pod:
         )
         for i, gate in enumerate(as_list(spec.get("schedulingGates"), "spec.schedulingGates"))
     )
-    volumes = parse_pod_volumes(spec.get("volumes"), name)
+    volumes = parse_pod_volumes(spec.get("volumes"), pod_name=name, namespace=namespace)
     images = tuple(
         as_str(container.get("image"), f"{section}[{index}].image")
         for section, listed in (

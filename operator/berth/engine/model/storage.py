@@ -1,29 +1,27 @@
-"""PersistentVolume, PersistentVolumeClaim and StorageClass, as the volume plugins read them.
+"""PersistentVolume and PersistentVolumeClaim, as the volume plugins read them.
 
-Parsed once from API dicts into frozen values. Fields the API server defaults on create
-(a PV's or claim's `volumeMode`, a class's `volumeBindingMode`) are defaulted the same way
-here, so objects read from files behave as they would once admitted. Storage amounts are
-whole bytes, rounded up (upstream's `Quantity.Value()`).
+Parsed once from API dicts into frozen values. A field the API server defaults on create
+(`volumeMode`) is defaulted the same way here, so objects read from files behave as they
+would once admitted. Storage amounts are whole bytes, rounded up (upstream's
+`Quantity.Value()`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TypeVar
 
 from berth.engine.errors import FieldError
 from berth.engine.model.labels import (
     LabelSelector,
     NodeSelector,
-    is_label_value,
     parse_label_selector,
-    qualified_name_problem,
+    parse_node_selector,
 )
-from berth.engine.model.labels import parse_node_selector as _parse_node_selector
 from berth.engine.model.object_meta import ObjectMeta, parse_object
-from berth.engine.model.parsing import RawObject, as_list, as_map, as_str, brief
+from berth.engine.model.parsing import RawObject, as_enum, as_list, as_map, as_str, as_string_map
 from berth.engine.model.quantity import to_units
 from berth.engine.model.volume_sources import VolumeSource, parse_volume_source
 
@@ -34,15 +32,12 @@ __all__ = [
     "ANN_BOUND_BY_CONTROLLER",
     "ANN_SELECTED_NODE",
     "ANN_STORAGE_PROVISIONER",
-    "NOT_SUPPORTED_PROVISIONER",
     "AccessMode",
-    "BindingMode",
     "ClaimRef",
     "PersistentVolume",
     "PersistentVolumeClaim",
-    "StorageClass",
-    "TopologySelectorTerm",
     "VolumeMode",
+    "parse_claim_template",
     "storage_bytes",
 ]
 
@@ -52,9 +47,6 @@ ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
 ANN_STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
 ANN_BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner"
-NOT_SUPPORTED_PROVISIONER = "kubernetes.io/no-provisioner"
-
-E = TypeVar("E", bound=StrEnum)
 
 
 class AccessMode(StrEnum):
@@ -69,24 +61,9 @@ class VolumeMode(StrEnum):
     BLOCK = "Block"
 
 
-class BindingMode(StrEnum):
-    IMMEDIATE = "Immediate"
-    WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
-
-
-def _enum_value(enum: type[E], raw: object, field: str, default: E) -> E:
-    if raw is None or raw == "":
-        return default
-    try:
-        return enum(as_str(raw, field))
-    except ValueError:
-        allowed = ", ".join(member.value for member in enum)
-        raise FieldError(field, f"unknown value {brief(raw)} (expected one of {allowed})") from None
-
-
 def _access_modes(raw: object, field: str) -> tuple[AccessMode, ...]:
     return tuple(
-        _enum_value(AccessMode, item, f"{field}[{index}]", AccessMode.READ_WRITE_ONCE)
+        as_enum(AccessMode, item, f"{field}[{index}]", AccessMode.READ_WRITE_ONCE)
         for index, item in enumerate(as_list(raw, field))
     )
 
@@ -222,7 +199,7 @@ def _parse_pv(metadata: ObjectMeta, raw: RawObject) -> PersistentVolume:
         metadata=metadata,
         capacity=storage_bytes(capacity.get("storage"), "spec.capacity.storage") or 0,
         access_modes=_access_modes(spec.get("accessModes"), "spec.accessModes"),
-        volume_mode=_enum_value(
+        volume_mode=as_enum(
             VolumeMode, spec.get("volumeMode"), "spec.volumeMode", VolumeMode.FILESYSTEM
         ),
         storage_class_name=as_str(spec.get("storageClassName"), "spec.storageClassName"),
@@ -230,7 +207,7 @@ def _parse_pv(metadata: ObjectMeta, raw: RawObject) -> PersistentVolume:
             spec.get("volumeAttributesClassName"), "spec.volumeAttributesClassName"
         ),
         claim_ref=_parse_claim_ref(spec.get("claimRef")),
-        node_affinity=_parse_node_selector(affinity.get("required"), "spec.nodeAffinity.required"),
+        node_affinity=parse_node_selector(affinity.get("required"), "spec.nodeAffinity.required"),
         phase=as_str(status.get("phase"), "status.phase"),
         source=parse_volume_source(spec, "spec", ignore=_PV_SPEC_FIELDS),
     )
@@ -279,6 +256,19 @@ class PersistentVolumeClaim:
     def deleting(self) -> bool:
         return self.metadata.deleting
 
+    def from_template(
+        self, *, name: str, controller_uid: str = "", labels: Mapping[str, str] | None = None
+    ) -> PersistentVolumeClaim:
+        """The claim a controller creates from this template: named, owned, extra labels added."""
+        metadata = dataclasses.replace(
+            self.metadata,
+            name=name,
+            uid=f"claim:{self.metadata.namespace}/{name}",
+            controller_uid=controller_uid,
+            labels={**self.metadata.labels, **(labels or {})},
+        )
+        return dataclasses.replace(self, metadata=metadata)
+
     @property
     def storage_class(self) -> str:
         """The class asked for: the beta annotation if present, else `storageClassName` ("" none)."""
@@ -301,128 +291,54 @@ class PersistentVolumeClaim:
 
 
 def _parse_pvc(metadata: ObjectMeta, raw: RawObject) -> PersistentVolumeClaim:
-    spec = as_map(raw.get("spec"), "spec")
     status = as_map(raw.get("status"), "status")
-    resources = as_map(spec.get("resources"), "spec.resources")
-    requests = as_map(resources.get("requests"), "spec.resources.requests")
-    class_name = spec.get("storageClassName")
-    return PersistentVolumeClaim(
-        metadata=metadata,
-        volume_name=as_str(spec.get("volumeName"), "spec.volumeName"),
-        storage_class_name=None
-        if class_name is None
-        else as_str(class_name, "spec.storageClassName"),
-        volume_attributes_class_name=as_str(
-            spec.get("volumeAttributesClassName"), "spec.volumeAttributesClassName"
-        ),
-        access_modes=_access_modes(spec.get("accessModes"), "spec.accessModes"),
-        volume_mode=_enum_value(
-            VolumeMode, spec.get("volumeMode"), "spec.volumeMode", VolumeMode.FILESYSTEM
-        ),
-        requested=storage_bytes(requests.get("storage"), "spec.resources.requests.storage") or 0,
-        selector=parse_label_selector(spec.get("selector"), "spec.selector"),
-        phase=as_str(status.get("phase"), "status.phase"),
+    return _claim(
+        metadata, raw.get("spec"), "spec", phase=as_str(status.get("phase"), "status.phase")
     )
 
 
-# ---------------------------------------------------------------------- StorageClass
-
-
-@dataclass(frozen=True, slots=True)
-class TopologySelectorTerm:
-    """One `allowedTopologies` term: every key present on the node with one of its values.
-
-    A term upstream cannot turn into a selector (no expressions, an expression without
-    values, a key or value that is no valid label) matches no node; it is kept, not refused.
-    """
-
-    expressions: tuple[tuple[str, frozenset[str]], ...]
-    valid: bool = True
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        return self.valid and all(
-            key in labels and labels[key] in values for key, values in self.expressions
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class StorageClass:
-    metadata: ObjectMeta
-    provisioner: str
-    volume_binding_mode: BindingMode  # the API server's default, Immediate, when unset
-    allowed_topologies: tuple[TopologySelectorTerm, ...]  # empty: every node
-    reclaim_policy: str
-    parameters: Mapping[str, str]
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def key(self) -> str:
-        return self.metadata.name
-
-    @property
-    def resource_version(self) -> str:
-        return self.metadata.resource_version
-
-    @property
-    def waits_for_first_consumer(self) -> bool:
-        return self.volume_binding_mode is BindingMode.WAIT_FOR_FIRST_CONSUMER
-
-    def allows_topology(self, labels: Mapping[str, str]) -> bool:
-        """Upstream `MatchTopologySelectorTerms`: no terms allow every node, else any term must match."""
-        if not self.allowed_topologies:
-            return True
-        return any(term.matches(labels) for term in self.allowed_topologies)
-
-    @classmethod
-    def from_dict(cls, raw: RawObject) -> StorageClass:
-        """Parse a storage.k8s.io/v1 StorageClass; raises `InvalidObjectError` naming the field."""
-        return parse_object(raw, kind="StorageClass", namespaced=False, parse=_parse_class)
-
-
-def _parse_topologies(raw: object) -> tuple[TopologySelectorTerm, ...]:
-    terms = []
-    for index, item in enumerate(as_list(raw, "allowedTopologies")):
-        where = f"allowedTopologies[{index}]"
-        term = as_map(item, where)
-        expressions = []
-        for position, expression in enumerate(
-            as_list(term.get("matchLabelExpressions"), f"{where}.matchLabelExpressions")
-        ):
-            at = f"{where}.matchLabelExpressions[{position}]"
-            entry = as_map(expression, at)
-            key = as_str(entry.get("key"), f"{at}.key")
-            if not key:
-                raise FieldError(f"{at}.key", "must be set")
-            values = frozenset(
-                as_str(value, f"{at}.values[{i}]")
-                for i, value in enumerate(as_list(entry.get("values"), f"{at}.values"))
-            )
-            expressions.append((key, values))
-        valid = bool(expressions) and all(
-            values
-            and qualified_name_problem(key) is None
-            and all(is_label_value(value) for value in values)
-            for key, values in expressions
-        )
-        terms.append(TopologySelectorTerm(tuple(expressions), valid))
-    return tuple(terms)
-
-
-def _parse_class(metadata: ObjectMeta, raw: RawObject) -> StorageClass:
-    parameters = as_map(raw.get("parameters"), "parameters")
-    for key, value in parameters.items():
-        if not isinstance(value, str):
-            raise FieldError(f"parameters[{brief(key)}]", f"expected a string, got {brief(value)}")
-    return StorageClass(
+def _claim(metadata: ObjectMeta, raw_spec: object, at: str, *, phase: str) -> PersistentVolumeClaim:
+    """A claim of `metadata` with the spec `raw_spec` found at field path `at`."""
+    spec = as_map(raw_spec, at)
+    resources = as_map(spec.get("resources"), f"{at}.resources")
+    requests = as_map(resources.get("requests"), f"{at}.resources.requests")
+    class_name = spec.get("storageClassName")
+    return PersistentVolumeClaim(
         metadata=metadata,
-        provisioner=as_str(raw.get("provisioner"), "provisioner"),
-        volume_binding_mode=_enum_value(
-            BindingMode, raw.get("volumeBindingMode"), "volumeBindingMode", BindingMode.IMMEDIATE
+        volume_name=as_str(spec.get("volumeName"), f"{at}.volumeName"),
+        storage_class_name=None
+        if class_name is None
+        else as_str(class_name, f"{at}.storageClassName"),
+        volume_attributes_class_name=as_str(
+            spec.get("volumeAttributesClassName"), f"{at}.volumeAttributesClassName"
         ),
-        allowed_topologies=_parse_topologies(raw.get("allowedTopologies")),
-        reclaim_policy=as_str(raw.get("reclaimPolicy"), "reclaimPolicy") or "Delete",
-        parameters={str(key): str(value) for key, value in parameters.items()},
+        access_modes=_access_modes(spec.get("accessModes"), f"{at}.accessModes"),
+        volume_mode=as_enum(
+            VolumeMode, spec.get("volumeMode"), f"{at}.volumeMode", VolumeMode.FILESYSTEM
+        ),
+        requested=storage_bytes(requests.get("storage"), f"{at}.resources.requests.storage") or 0,
+        selector=parse_label_selector(spec.get("selector"), f"{at}.selector"),
+        phase=phase,
+    )
+
+
+def parse_claim_template(raw: object, at: str, *, namespace: str) -> PersistentVolumeClaim:
+    """A claim template (an ephemeral volume's `volumeClaimTemplate`, a StatefulSet's
+    `volumeClaimTemplates[]` entry) as the claim a controller makes of it, still unnamed.
+
+    The controller names the claim, sets its owner and adds labels (`from_template`);
+    raises `FieldError` with paths under `at`.
+    """
+    template = as_map(raw, at)
+    metadata = as_map(template.get("metadata"), f"{at}.metadata")
+    return _claim(
+        ObjectMeta(
+            name="",
+            namespace=namespace,
+            labels=as_string_map(metadata.get("labels"), f"{at}.metadata.labels"),
+            annotations=as_string_map(metadata.get("annotations"), f"{at}.metadata.annotations"),
+        ),
+        template.get("spec"),
+        f"{at}.spec",
+        phase="Pending",
     )

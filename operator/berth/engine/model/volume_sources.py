@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from berth.engine.errors import FieldError
 from berth.engine.model.parsing import RawObject, as_bool, as_int, as_list, as_map, as_str
 
 __all__ = [
@@ -25,12 +24,10 @@ __all__ = [
     "GCEPersistentDiskSource",
     "ISCSISource",
     "OtherSource",
-    "PodVolume",
     "PortworxSource",
     "RBDSource",
     "VolumeSource",
     "VsphereSource",
-    "parse_pod_volumes",
     "parse_volume_source",
 ]
 
@@ -270,54 +267,3 @@ def parse_volume_source(
             return parser(as_map(value, where), where)
         return OtherSource(kind=key)
     return None
-
-
-@dataclass(frozen=True, slots=True)
-class PodVolume:
-    """One `spec.volumes[]` entry of a pod.
-
-    `claim_name` is set for a `persistentVolumeClaim` volume (its `claimName`) and for a
-    generic `ephemeral` volume (the claim the ephemeral controller makes for it,
-    ``<pod name>-<volume name>``); `ephemeral` tells the two apart. `source` is set for
-    every other (in-line) volume.
-    """
-
-    name: str
-    claim_name: str = ""
-    ephemeral: bool = False
-    read_only: bool = False  # persistentVolumeClaim.readOnly
-    source: VolumeSource | None = None
-
-
-def parse_pod_volumes(raw: object, pod_name: str) -> tuple[PodVolume, ...]:
-    """A pod's `spec.volumes`, each with its claim or in-line source."""
-    volumes = []
-    for index, item in enumerate(as_list(raw, "spec.volumes")):
-        where = f"spec.volumes[{index}]"
-        volume = as_map(item, where)
-        name = as_str(volume.get("name"), f"{where}.name")
-        claim = volume.get("persistentVolumeClaim")
-        if claim is not None:
-            claim_map = as_map(claim, f"{where}.persistentVolumeClaim")
-            claim_name = as_str(
-                claim_map.get("claimName"), f"{where}.persistentVolumeClaim.claimName"
-            )
-            if not claim_name:
-                raise FieldError(f"{where}.persistentVolumeClaim.claimName", "must be set")
-            volumes.append(
-                PodVolume(
-                    name=name,
-                    claim_name=claim_name,
-                    read_only=as_bool(
-                        claim_map.get("readOnly"), f"{where}.persistentVolumeClaim.readOnly"
-                    ),
-                )
-            )
-        elif volume.get("ephemeral") is not None:
-            as_map(volume.get("ephemeral"), f"{where}.ephemeral")
-            if not name:
-                raise FieldError(f"{where}.name", "must be set for an ephemeral volume")
-            volumes.append(PodVolume(name=name, claim_name=f"{pod_name}-{name}", ephemeral=True))
-        else:
-            volumes.append(PodVolume(name=name, source=parse_volume_source(volume, where)))
-    return tuple(volumes)

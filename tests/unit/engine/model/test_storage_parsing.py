@@ -10,22 +10,21 @@ from berth.engine.errors import InvalidObjectError
 from berth.engine.model.csi import CSIDriver, CSINode, CSIStorageCapacity, VolumeAttachment
 from berth.engine.model.labels import LabelSelector
 from berth.engine.model.pod import Pod
+from berth.engine.model.pod_volumes import PodVolume
 from berth.engine.model.storage import (
     AccessMode,
-    BindingMode,
     ClaimRef,
     PersistentVolume,
     PersistentVolumeClaim,
-    StorageClass,
     VolumeMode,
 )
+from berth.engine.model.storage_class import BindingMode, StorageClass
 from berth.engine.model.volume_sources import (
     AWSElasticBlockStoreSource,
     CSISource,
     GCEPersistentDiskSource,
     ISCSISource,
     OtherSource,
-    PodVolume,
     RBDSource,
 )
 from tests.builders import make_pod
@@ -249,12 +248,27 @@ def test_a_pod_lists_its_volumes_claims_and_in_line_sources() -> None:
         .build()
     )
     assert pod.claim_names == ("data", "web-0-scratch")
-    assert pod.volumes == (
-        PodVolume("data", claim_name="data"),
-        PodVolume("scratch", claim_name="web-0-scratch", ephemeral=True),
-        PodVolume("disk", source=GCEPersistentDiskSource("pd1", read_only=True)),
-        PodVolume("config", source=OtherSource("configMap")),
+    data, scratch, disk, config = pod.volumes
+    assert data == PodVolume("data", claim_name="data")
+    assert disk == PodVolume("disk", source=GCEPersistentDiskSource("pd1", read_only=True))
+    assert config == PodVolume("config", source=OtherSource("configMap"))
+    assert (scratch.name, scratch.claim_name, scratch.ephemeral) == (
+        "scratch",
+        "web-0-scratch",
+        True,
     )
+    assert not data.ephemeral
+
+
+def test_an_ephemeral_volume_keeps_the_claim_its_controller_creates() -> None:
+    pod = make_pod("web-0", "ns").uid("pod-uid").ephemeral("scratch", "fast", "2Gi").build()
+    (volume,) = pod.volumes
+    assert volume.claim_template is not None
+    claim = volume.claim_template.from_template(name=volume.claim_name, controller_uid=pod.uid)
+    assert (claim.key, claim.metadata.controller_uid) == ("ns/web-0-scratch", "pod-uid")
+    assert (claim.storage_class, claim.requested) == ("fast", 2 * GI)
+    assert claim.access_modes == (AccessMode.READ_WRITE_ONCE,)
+    assert claim.phase == "Pending"
 
 
 @pytest.mark.parametrize(
@@ -347,6 +361,12 @@ def test_a_pod_lists_its_volumes_claims_and_in_line_sources() -> None:
             make_pod("p").set("spec.volumes", [{"name": "v", "persistentVolumeClaim": {}}]).obj(),
             "Pod default/p: spec.volumes[0].persistentVolumeClaim.claimName: must be set",
         ),
+        (
+            Pod.from_dict,
+            make_pod("p").ephemeral("v", storage="huge").obj(),
+            "Pod default/p: spec.volumes[0].ephemeral.volumeClaimTemplate.spec.resources."
+            "requests.storage: invalid quantity 'huge'",
+        ),
     ],
     ids=[
         "pv-capacity",
@@ -365,6 +385,7 @@ def test_a_pod_lists_its_volumes_claims_and_in_line_sources() -> None:
         "capacity-quantity",
         "attachment-source",
         "pod-claim-name",
+        "pod-ephemeral-template",
     ],
 )
 def test_a_malformed_object_is_named_with_its_field(parse: Any, raw: Any, message: str) -> None:
