@@ -25,7 +25,7 @@ _IN_TREE_MODULES: Mapping[str, str] = {
     names.NODE_RESOURCES_FIT: "berth.engine.plugins.node_resources_fit",
     names.VOLUME_RESTRICTIONS: "berth.engine.plugins.volume_restrictions",
     names.NODE_VOLUME_LIMITS: "berth.engine.plugins.node_volume_limits",
-    names.VOLUME_BINDING: "berth.engine.plugins.volume_support",
+    names.VOLUME_BINDING: "berth.engine.plugins.volume_binding",
     names.VOLUME_ZONE: "berth.engine.plugins.volume_zone",
     names.POD_TOPOLOGY_SPREAD: "berth.engine.plugins.pod_topology_spread",
     names.INTER_POD_AFFINITY: "berth.engine.plugins.inter_pod_affinity",
