@@ -143,7 +143,8 @@ def test_a_claim_bound_to_a_volume_in_zone_b_takes_the_pod_to_zone_b(
 ) -> None:
     group, nodes = _nodes(control_plane, 6)
     (storage_class,) = create_storage(
-        control_plane, class_body(provisioner="kubernetes.io/no-provisioner", binding_mode="Immediate")
+        control_plane,
+        class_body(provisioner="kubernetes.io/no-provisioner", binding_mode="Immediate"),
     )
     claims = {}
     for who in SCHEDULERS:
@@ -191,7 +192,9 @@ def test_a_missing_claim_message_equals_kube_schedulers(
     assert 'persistentvolumeclaim "nowhere-to-be-found" not found' in message
 
 
-def _capacity_class(plane: LocalControlPlane, nodes: list[str], sizes: dict[str, str]) -> tuple[str, str]:
+def _capacity_class(
+    plane: LocalControlPlane, nodes: list[str], sizes: dict[str, str]
+) -> tuple[str, str]:
     """A provisioner of its own, tracking capacity: `sizes` free per zone. (driver, class)"""
     driver = f"{unique_name('cap')}.csi.test.berth.dev"
     create_storage(

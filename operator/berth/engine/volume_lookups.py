@@ -10,7 +10,8 @@ from berth.engine.cluster import ClusterState
 from berth.engine.framework.events import QueueingHint, QueueingHintFn
 from berth.engine.framework.status import Status, unresolvable
 from berth.engine.model.pod import Pod
-from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim, StorageClass
+from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim
+from berth.engine.model.storage_class import StorageClass
 
 __all__ = [
     "claim_not_found",

@@ -34,11 +34,8 @@ from berth.engine.framework.interfaces import PluginArgs, PreFilterResult
 from berth.engine.framework.status import SKIP, SUCCESS, Code, Status, unresolvable
 from berth.engine.framework.verdicts import Verdicts, accept_all, reject_where
 from berth.engine.model.pod import Pod
-from berth.engine.model.storage import (
-    PersistentVolume,
-    PersistentVolumeClaim,
-    StorageClass,
-)
+from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim
+from berth.engine.model.storage_class import StorageClass
 from berth.engine.volume_lookups import (
     find_claim,
     find_storage_class,

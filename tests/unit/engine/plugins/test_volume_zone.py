@@ -8,7 +8,8 @@ from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.events import Action, ClusterEvent, QueueingHint, Resource
 from berth.engine.framework.status import Code
 from berth.engine.model.pod import Pod
-from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim, StorageClass
+from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim
+from berth.engine.model.storage_class import StorageClass
 from berth.engine.plugins.volume_zone import REASON, new_plugin
 from tests.builders import make_node
 from tests.unit.engine.plugins.node_plugin_support import PASS, Judgement, judge

@@ -11,7 +11,8 @@ from berth.engine.framework.interfaces import EnqueueExtensions
 from berth.engine.model.csi import CSIDriver, CSINode, VolumeAttachment
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
-from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim, StorageClass
+from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim
+from berth.engine.model.storage_class import StorageClass
 from tests.builders import make_pod
 from tests.storage_builders import (
     make_attachment,
