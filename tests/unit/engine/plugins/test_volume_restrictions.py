@@ -18,6 +18,7 @@ from berth.engine.plugins.volume_restrictions import (
 )
 from tests.builders import make_node
 from tests.unit.engine.plugins.node_plugin_support import PASS, Judgement, judge
+from tests.unit.engine.plugins.preemption_fakes import post_filter_result, run_preemption
 from tests.unit.engine.plugins.volume_objects import (
     Raw,
     claim,
@@ -25,6 +26,7 @@ from tests.unit.engine.plugins.volume_objects import (
     hint_of,
     inline,
     pod_with,
+    storage_cluster,
     storage_cycle,
 )
 
@@ -210,3 +212,19 @@ def test_deleted_pod_hint(deleted: Raw, hint: QueueingHint) -> None:
 def test_claim_added_hint(added: Raw, hint: QueueingHint) -> None:
     pod = pod_with("p", claim_volume("solo"))
     assert _hint(CLAIM_ADDED, pod, None, PersistentVolumeClaim.from_dict(added)) is hint
+
+
+def test_preemption_evicts_the_pod_holding_the_read_write_once_pod_claim() -> None:
+    holder = pod_with("holder", claim_volume("solo"), node="busy", uid="holder-uid")
+    bystander = pod_with("bystander", claim_volume("shared"), node="idle", uid="bystander-uid")
+    cluster = storage_cluster(
+        (make_node("busy").obj(), make_node("idle").obj()),
+        pods=(holder, bystander),
+        objects=(claim("solo", modes=("ReadWriteOncePod",)), claim("shared")),
+    )
+    preemptor = pod_with("preemptor", claim_volume("solo"), uid="preemptor-uid")
+    preemptor["spec"]["priority"] = 10
+    decision = run_preemption(cluster, Pod.from_dict(preemptor), new_plugin(None))
+    result = post_filter_result(decision)
+    assert result.nominated_node == "busy"
+    assert [victim.name for victim in result.victims] == ["holder"]
