@@ -48,10 +48,16 @@ def _node_names(group: str, count: int) -> list[str]:
 def _bound_claims(
     plane: LocalControlPlane, namespace: str, volumes: list[dict[str, Any]]
 ) -> list[str]:
-    """One claim pre-bound to each volume (no class), created and bound; their names."""
+    """One claim pre-bound to each volume (no class, the volume's access modes), created and
+    bound; their names."""
     create_storage(plane, *volumes)
     claims = [
-        claim_body(class_name="", volume_name=volume["metadata"]["name"]) for volume in volumes
+        claim_body(
+            class_name="",
+            volume_name=volume["metadata"]["name"],
+            access_modes=volume["spec"]["accessModes"],
+        )
+        for volume in volumes
     ]
     names = create_storage(plane, *claims, namespace=namespace)
     wait_claims_bound(plane, namespace, names)
@@ -84,13 +90,7 @@ def test_a_read_write_once_pod_claim_in_use_refuses_the_pod_like_kube_scheduler(
     namespace: str,
 ) -> None:
     group = make_nodes(control_plane, 2)
-    volume = _csi_volume(("ReadWriteOncePod",))
-    create_storage(control_plane, volume)
-    claim = claim_body(
-        class_name="", volume_name=volume["metadata"]["name"], access_modes=("ReadWriteOncePod",)
-    )
-    (solo,) = create_storage(control_plane, claim, namespace=namespace)
-    wait_claims_bound(control_plane, namespace, [solo])
+    (solo,) = _bound_claims(control_plane, namespace, [_csi_volume(("ReadWriteOncePod",))])
     holder = pod_body("holder", None, nodeName=_node_names(group, 2)[0], volumes=[pod_volume(solo)])
     create(control_plane, namespace, holder)
 
