@@ -495,7 +495,7 @@ def both_unschedulable(
     )
     expected = wait_unschedulable(plane, namespace, theirs)
     actual = wait_unschedulable(plane, namespace, ours)
-    assert actual == expected
+    assert actual == expected, f"Berth: {actual!r}\nkube-scheduler: {expected!r}"
     # The FailedScheduling events say the same (kube-scheduler's event note is the message).
     notes = {
         pod: poll(

@@ -27,6 +27,7 @@ from tests.cluster.helpers import (
     pod_body,
     wait_berth_sees_all_nodes,
     wait_bound,
+    wait_unschedulable,
 )
 from tests.cluster.storage import (
     ZONE_LABEL,
@@ -250,3 +251,50 @@ def test_not_enough_capacity_anywhere_message_equals_kube_schedulers(
         control_plane, berth, namespace, group, volumes=[pod_volume(claim["metadata"]["name"])]
     )
     assert "node(s) did not have enough free storage" in message
+
+
+def test_any_pre_filter_rejection_ends_with_the_dynamic_resources_error(
+    control_plane: LocalControlPlane,
+    berth: BerthReplica,
+    kube_scheduler: object,
+    namespace: str,
+) -> None:
+    """Not a volume case, the same mechanism: NodeAffinity's PreFilter rejects the pod before
+    DynamicResources' PreFilter runs, and its PostFilter's failed read ends the message."""
+    group, nodes = _nodes(control_plane, 2)
+    fields = [
+        {"key": "metadata.name", "operator": "In", "values": [nodes[0]]},
+        {"key": "metadata.name", "operator": "In", "values": [nodes[1]]},
+    ]
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchFields": fields}]
+            }
+        }
+    }
+    message = both_unschedulable(control_plane, berth, namespace, group, affinity=affinity)
+    assert message.endswith("pod affinity terms conflict. not found")
+
+
+def test_a_pod_waiting_for_its_claim_is_scheduled_once_the_claim_is_created(
+    control_plane: LocalControlPlane,
+    berth: BerthReplica,
+    volume_provisioner: VolumeProvisioner,
+    namespace: str,
+) -> None:
+    """The claim's creation is an event VolumeBinding registered: it requeues the pod."""
+    group, nodes = _nodes(control_plane)
+    create_storage(control_plane, *(csi_node_body(node) for node in nodes))
+    (storage_class,) = create_storage(
+        control_plane, class_body(allowed_topologies={ZONE_LABEL: ["zone-c"]})
+    )
+    wait_berth_sees_all_nodes(control_plane, berth)
+    claim = claim_body(class_name=storage_class)
+    claim_name = claim["metadata"]["name"]
+    create(control_plane, namespace, pod_body("waiting", group, volumes=[pod_volume(claim_name)]))
+    message = wait_unschedulable(control_plane, namespace, "waiting")
+    assert f'persistentvolumeclaim "{claim_name}" not found' in message
+    create_storage(control_plane, claim, namespace=namespace)
+    assert wait_bound(control_plane, namespace, ["waiting"], timeout=90)["waiting"] == nodes[2]
+    wait_claims_bound(control_plane, namespace, [claim_name])
