@@ -182,8 +182,15 @@ class VolumeZone:
         return PreFilterResult(SUCCESS)
 
     def filter(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Verdicts:
-        # Filter runs only after PreFilter wrote its state (a Skip skips Filter too).
-        prepared = state.read(self.name, _Prepared)
+        prepared = state.get(self.name, _Prepared)
+        if prepared is None:
+            # A profile may run Filter without PreFilter: look the volumes up here then,
+            # as kube-scheduler does.
+            found = _bound_topologies(state.cluster, pod)
+            if isinstance(found, Status):
+                every_node = np.ones(slots.size, dtype=bool)
+                return reject_where(every_node, found.code, found.message)
+            prepared = _Prepared(tuple(found))
         if not prepared.topologies:
             return accept_all(slots.size)
         mismatch = zone_mismatch(state.cluster, prepared.topologies, slots)

@@ -12,7 +12,7 @@ from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim
 from berth.engine.model.storage_class import StorageClass
 from berth.engine.plugins.volume_zone import REASON, new_plugin
 from tests.builders import make_node
-from tests.unit.engine.plugins.node_plugin_support import PASS, Judgement, judge
+from tests.unit.engine.plugins.node_plugin_support import PASS, Judgement, filter_all, judge
 from tests.unit.engine.plugins.volume_objects import (
     Raw,
     claim,
@@ -181,3 +181,23 @@ def test_volume_changed_hint(
     )
     after = PersistentVolume.from_dict(persistent_volume("pv", labels=new))
     assert _hint(VOLUME_CHANGED, pod_with("p", claim_volume("data")), before, after) is hint
+
+
+@pytest.mark.parametrize(
+    ("objects", "expected"),
+    [
+        ((claim("data", volume="pv"), persistent_volume("pv", labels={ZONE: "b"})), None),
+        ((), 'persistentvolumeclaim "data" not found'),
+    ],
+    ids=["bound-volume", "missing-claim"],
+)
+def test_filter_looks_volumes_up_itself_without_pre_filter(
+    objects: tuple[Raw, ...], expected: str | None
+) -> None:
+    pod = Pod.from_dict(pod_with("p", claim_volume("data")))
+    judged = filter_all(new_plugin(None), pod, _cycle(*objects))
+    if expected is None:
+        assert judged == {"a1": CONFLICT, "b1": PASS, "beta-a": CONFLICT, "plain": PASS}
+    else:
+        missing = (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (expected,))
+        assert judged == dict.fromkeys(("a1", "b1", "beta-a", "plain"), missing)
