@@ -99,7 +99,11 @@ def run(args: argparse.Namespace) -> int:
 def _explain_files(args: argparse.Namespace) -> tuple[Pod, Explanation | str] | None:
     # The simulate loader reads the pod file as its --pods: same parsing, same cluster checks.
     files = argparse.Namespace(
-        nodes=args.nodes, pods=args.pod, existing=args.existing, profile=args.profile
+        nodes=args.nodes,
+        pods=args.pod,
+        existing=args.existing,
+        objects=args.objects,
+        profile=args.profile,
     )
 
     def one_pod(inputs: SimulationInput) -> None:
@@ -119,6 +123,7 @@ def _explain_files(args: argparse.Namespace) -> tuple[Pod, Explanation | str] | 
         pdbs=inputs.pdbs,
         profiles=inputs.profiles,
         default=default,
+        storage=inputs.storage,
     )
     return pod, answer
 

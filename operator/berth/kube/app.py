@@ -236,11 +236,29 @@ class BerthApp:
         self.synced = True
 
     async def _reconcile_storage_from_api(self) -> None:
-        """List every storage kind the volume plugins read; the watch wins over the listing."""
+        """List every storage kind the volume plugins read; the watch wins over the listing.
+
+        A kind Berth may not list (its ClusterRole predates the volume plugins) is reported
+        and left as the watch has it: kopf cannot watch it either, and scheduling every pod
+        that uses no volume beats scheduling none.
+        """
         intake = self.scheduler.storage_intake
         for watched in STORAGE_KINDS:
             intake.begin_listing(watched.kind)
-            raw_objects, _ = await self.session.list_json(watched.list_path)
+            try:
+                raw_objects, _ = await self.session.list_json(watched.list_path)
+            except ApiError as failure:
+                if failure.status != 403:
+                    raise
+                intake.cancel_listing(watched.kind)
+                logger.error(
+                    "Cannot list %s (%s): the volume plugins see none; Berth's ClusterRole "
+                    "needs get, list and watch on %s",
+                    watched.plural,
+                    failure,
+                    watched.plural,
+                )
+                continue
             intake.reconcile(
                 watched.kind,
                 [obj for raw in raw_objects if (obj := _readable(watched.parse, raw)) is not None],

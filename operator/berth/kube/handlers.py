@@ -110,25 +110,31 @@ async def pdb_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
     memo.berth.on_pdb_event(event["type"], event["object"])
 
 
-def _watch_storage(watched: StorageKind) -> None:
-    """Watch one storage kind the volume plugins read (see storage_kinds.py)."""
+StorageHandler = Callable[..., Awaitable[None]]
 
+
+def _watch_storage(watched: StorageKind, registry: kopf.OperatorRegistry | None) -> StorageHandler:
     async def storage_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
         memo.berth.on_storage_event(watched.kind, event["type"], event["object"])
 
     storage_event.__name__ = storage_event.__qualname__ = f"{watched.plural}_event"
     if watched.group:
-        kopf.on.event(watched.group, watched.version, watched.plural)(storage_event)
+        on_event = kopf.on.event(watched.group, watched.version, watched.plural, registry=registry)
     else:
-        kopf.on.event(watched.version, watched.plural)(storage_event)
-    STORAGE_HANDLERS[watched.kind] = storage_event
+        on_event = kopf.on.event(watched.version, watched.plural, registry=registry)
+    on_event(storage_event)
+    return storage_event
+
+
+def watch_storage(registry: kopf.OperatorRegistry | None = None) -> dict[str, StorageHandler]:
+    """An event handler per storage kind the volume plugins read (storage_kinds.py), registered
+    on `registry` (kopf's default one when None); returned by kind."""
+    return {watched.kind: _watch_storage(watched, registry) for watched in STORAGE_KINDS}
 
 
 # PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
 # CSIStorageCapacities and VolumeAttachments, by kind.
-STORAGE_HANDLERS: dict[str, Callable[..., Awaitable[None]]] = {}
-for _watched in STORAGE_KINDS:
-    _watch_storage(_watched)
+STORAGE_HANDLERS = watch_storage()
 
 
 @kopf.on.event(GROUP, VERSION, PROFILES)

@@ -48,6 +48,10 @@ class StorageIntake:
         """A full listing of `kind` is about to be requested; remember what the watch changes."""
         self._watched_during_listing[kind] = set()
 
+    def cancel_listing(self, kind: str) -> None:
+        """The listing of `kind` could not be taken; the cache stays as the watch has it."""
+        self._watched_during_listing.pop(kind, None)
+
     def reconcile(self, kind: str, listed: Iterable[StorageObject]) -> int:
         """Converge `kind` to a full listing; returns how many ghosts were removed."""
         fresher = self._watched_during_listing.pop(kind, set())

@@ -10,13 +10,17 @@ from typing import Any
 
 import pytest
 
+from berth.cli.cluster_snapshot import read_snapshot, write_snapshot
 from berth.cli.simulate_input import SimulationInput, load_input
+from berth.engine.cluster.storage import storage_kind
 from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim
 from berth.engine.model.storage_class import StorageClass
+from berth.kube.storage_kinds import STORAGE_KINDS
 from tests.builders import make_node, make_pod
 from tests.storage_builders import make_class, make_csi_node, make_pv, make_pvc
-from tests.unit.cli.simulate_support import simulate, write
+from tests.unit.cli.simulate_support import berth, simulate, write
 from tests.unit.cli.test_workload_expansion import workload
+from tests.unit.kube.test_storage_watches import ONE_OF_EACH
 
 
 def _unwritten_status(raw: dict[str, Any]) -> dict[str, Any]:
@@ -159,4 +163,50 @@ def test_objects_cannot_be_combined_with_from_cluster(tmp_path: Path) -> None:
     assert outcome.err == (
         "berth simulate: --objects: cannot be combined with --from-cluster (storage objects "
         "come from the cluster)\n"
+    )
+
+
+class StorageCluster:
+    """An API server holding one object of each storage kind (and a PV it cannot read)."""
+
+    def __init__(self) -> None:
+        self.items = {kind.list_path: [ONE_OF_EACH[kind.kind]] for kind in STORAGE_KINDS}
+        self.items["/api/v1/persistentvolumes"].append(make_pv("bad").capacity("lots").obj())
+
+    async def list_json(self, path: str, **_: Any) -> tuple[list[Any], str]:
+        # As the API lists them: items carry neither apiVersion nor kind.
+        listed = [
+            {k: v for k, v in raw.items() if k not in ("apiVersion", "kind")}
+            for raw in self.items.get(path, [])
+        ]
+        return listed, "1"
+
+
+async def test_a_cluster_snapshot_reads_and_saves_the_storage_objects(tmp_path: Path) -> None:
+    snapshot = await read_snapshot(StorageCluster())  # type: ignore[arg-type]
+    kinds = sorted(storage_kind(obj) for obj in snapshot.storage)
+    assert kinds == sorted(ONE_OF_EACH)
+    assert any("PersistentVolume bad: spec.capacity.storage" in w for w in snapshot.warnings)
+    write_snapshot(tmp_path / "snap", snapshot)
+    args = argparse.Namespace(
+        nodes=write(tmp_path / "nodes.yaml", make_node("n1").obj()),
+        pods=write(tmp_path / "pods.yaml", make_pod("p").obj()),
+        existing=None,
+        objects=tmp_path / "snap" / "objects.yaml",
+        profile=None,
+    )
+    inputs = load_input(args)
+    assert sorted(storage_kind(obj) for obj in inputs.storage) == kinds
+
+
+@pytest.mark.parametrize("command", ["explain", "capacity"])
+def test_explain_and_capacity_read_objects_too(tmp_path: Path, command: str) -> None:
+    nodes = write(tmp_path / "nodes.yaml", make_node("n1").obj())
+    pod = write(tmp_path / "pod.yaml", make_pod("p").obj())
+    path = write(tmp_path / "objects.yaml", make_pv("p").capacity("lots").obj())
+    outcome = berth(command, "--pod", pod, "--nodes", nodes, "--objects", path)
+    assert outcome.code == 2
+    assert outcome.err == (
+        f"berth {command}: {path}: PersistentVolume p: spec.capacity.storage: "
+        "invalid quantity 'lots'\n"
     )

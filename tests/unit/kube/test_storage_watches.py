@@ -22,7 +22,7 @@ from tests.storage_builders import (
     make_pv,
     make_pvc,
 )
-from tests.unit.kube.fakes import Call, FakeSession
+from tests.unit.kube.fakes import Call, FakeSession, api_error
 
 ONE_OF_EACH: dict[str, dict[str, Any]] = {
     "PersistentVolumeClaim": make_pvc("data", "ns").obj(),
@@ -136,3 +136,27 @@ async def test_the_watch_wins_over_a_listing_taken_meanwhile() -> None:
     app.session = FakeSession(responder=respond)  # type: ignore[assignment]
     await app._reconcile_from_api()
     assert held(app, "PersistentVolume") == ["created", "listed"]
+
+
+async def test_a_kind_berth_may_not_list_is_reported_and_the_rest_still_listed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def respond(call: Call) -> Any:
+        if call.path == "/apis/storage.k8s.io/v1/volumeattachments":
+            raise api_error(403, "Forbidden", "volumeattachments is forbidden")
+        if call.path == "/api/v1/persistentvolumes":
+            return [make_pv("listed").obj()]
+        return []
+
+    app = make_app(FakeSession(responder=respond))
+    app.on_storage_event("VolumeAttachment", None, ONE_OF_EACH["VolumeAttachment"])
+    with caplog.at_level(logging.ERROR):
+        await app._reconcile_from_api()
+    assert app.synced
+    assert held(app, "PersistentVolume") == ["listed"]
+    assert held(app, "VolumeAttachment") == ["va"]  # as the watch had it
+    assert any(
+        "Cannot list volumeattachments" in record.getMessage()
+        and "needs get, list and watch on volumeattachments" in record.getMessage()
+        for record in caplog.records
+    )

@@ -13,7 +13,7 @@ for as long as nothing changed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
 from berth.engine.cluster.storage_assume import AssumeStore, Versioned
@@ -79,6 +79,11 @@ class _Index:
         return self._groups.get(value, {}).keys()
 
 
+def _held(keys: Iterable[str], get: Callable[[str], T | None]) -> list[T]:
+    """The objects at `keys` (an index's group), in the index's order."""
+    return [obj for key in keys if (obj := get(key)) is not None]
+
+
 class StorageObjects:
     """Every storage object the scheduler reads, with the lookups the volume plugins make."""
 
@@ -120,28 +125,13 @@ class StorageObjects:
         Indexed by the API's version of each volume, as upstream's PV assume cache does;
         an assumption never changes a volume's class.
         """
-        found = []
-        for key in self._volumes_by_class.keys_of(class_name):
-            volume = self.volumes.get(key)
-            if volume is not None:
-                found.append(volume)
-        return found
+        return _held(self._volumes_by_class.keys_of(class_name), self.volumes.get)
 
     def capacities_of_class(self, class_name: str) -> list[CSIStorageCapacity]:
-        found = []
-        for key in self._capacities_by_class.keys_of(class_name):
-            capacity = self.capacities.get(key)
-            if capacity is not None:
-                found.append(capacity)
-        return found
+        return _held(self._capacities_by_class.keys_of(class_name), self.capacities.get)
 
     def attachments_on(self, node_name: str) -> list[VolumeAttachment]:
-        found = []
-        for key in self._attachments_by_node.keys_of(node_name):
-            attachment = self.attachments.get(key)
-            if attachment is not None:
-                found.append(attachment)
-        return found
+        return _held(self._attachments_by_node.keys_of(node_name), self.attachments.get)
 
     # ------------------------------------------------------------------ changes (watch, simulator)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from berth.engine.errors import FieldError
 from berth.engine.model.labels import LabelSelector, parse_label_selector
-from berth.engine.model.object_meta import ObjectMeta, parse_object
+from berth.engine.model.object_meta import HasMetadata, ObjectMeta, parse_object
 from berth.engine.model.parsing import RawObject, as_bool, as_int, as_list, as_map, as_str
 from berth.engine.model.storage import storage_bytes
 
@@ -38,21 +38,9 @@ class CSINodeDriver:
 
 
 @dataclass(frozen=True, slots=True)
-class CSINode:
+class CSINode(HasMetadata):
     metadata: ObjectMeta  # named after its Node
     drivers: tuple[CSINodeDriver, ...]
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def key(self) -> str:
-        return self.metadata.name
-
-    @property
-    def resource_version(self) -> str:
-        return self.metadata.resource_version
 
     @property
     def migrated_plugins(self) -> str:
@@ -106,24 +94,12 @@ def _parse_csi_node(metadata: ObjectMeta, raw: RawObject) -> CSINode:
 
 
 @dataclass(frozen=True, slots=True)
-class CSIDriver:
+class CSIDriver(HasMetadata):
     metadata: ObjectMeta
     attach_required: bool  # API default: true
     storage_capacity: bool  # API default: false
     pod_info_on_mount: bool
     prevent_pod_scheduling_if_missing: bool
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def key(self) -> str:
-        return self.metadata.name
-
-    @property
-    def resource_version(self) -> str:
-        return self.metadata.resource_version
 
     @classmethod
     def from_dict(cls, raw: RawObject) -> CSIDriver:
@@ -145,28 +121,12 @@ def _parse_csi_driver(metadata: ObjectMeta, raw: RawObject) -> CSIDriver:
 
 
 @dataclass(frozen=True, slots=True)
-class CSIStorageCapacity:
+class CSIStorageCapacity(HasMetadata):
     metadata: ObjectMeta
     storage_class_name: str
     node_topology: LabelSelector | None  # None: reachable from no node
     capacity: int | None  # bytes; None when unset
     maximum_volume_size: int | None  # bytes; None when unset
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def namespace(self) -> str:
-        return self.metadata.namespace
-
-    @property
-    def key(self) -> str:
-        return self.metadata.key
-
-    @property
-    def resource_version(self) -> str:
-        return self.metadata.resource_version
 
     @property
     def volume_limit(self) -> int | None:
@@ -199,24 +159,12 @@ def _parse_capacity(metadata: ObjectMeta, raw: RawObject) -> CSIStorageCapacity:
 
 
 @dataclass(frozen=True, slots=True)
-class VolumeAttachment:
+class VolumeAttachment(HasMetadata):
     metadata: ObjectMeta
     attacher: str  # the CSI driver that attaches
     node_name: str
     persistent_volume_name: str | None  # spec.source.persistentVolumeName; None for in-line
     attached: bool  # status.attached
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def key(self) -> str:
-        return self.metadata.name
-
-    @property
-    def resource_version(self) -> str:
-        return self.metadata.resource_version
 
     @classmethod
     def from_dict(cls, raw: RawObject) -> VolumeAttachment:

@@ -21,7 +21,7 @@ from berth.engine.model.parsing import (
     display_name,
 )
 
-__all__ = ["ObjectMeta", "parse_object"]
+__all__ = ["HasMetadata", "ObjectMeta", "parse_object"]
 
 T = TypeVar("T")
 
@@ -41,6 +41,46 @@ class ObjectMeta:
     def key(self) -> str:
         """`namespace/name` for namespaced objects, `name` otherwise (client-go's cache key)."""
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+class HasMetadata:
+    """What every storage object answers from its `metadata` (mixed into the frozen models)."""
+
+    __slots__ = ()
+    metadata: ObjectMeta
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace
+
+    @property
+    def uid(self) -> str:
+        return self.metadata.uid
+
+    @property
+    def key(self) -> str:
+        """`namespace/name`, or `name` for a cluster-scoped kind: how caches and indexes key it."""
+        return self.metadata.key
+
+    @property
+    def resource_version(self) -> str:
+        return self.metadata.resource_version
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        return self.metadata.labels
+
+    @property
+    def annotations(self) -> Mapping[str, str]:
+        return self.metadata.annotations
+
+    @property
+    def deleting(self) -> bool:
+        return self.metadata.deleting
 
 
 def _parse_meta(raw: RawObject, *, namespaced: bool) -> ObjectMeta:

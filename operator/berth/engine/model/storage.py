@@ -20,7 +20,7 @@ from berth.engine.model.labels import (
     parse_label_selector,
     parse_node_selector,
 )
-from berth.engine.model.object_meta import ObjectMeta, parse_object
+from berth.engine.model.object_meta import HasMetadata, ObjectMeta, parse_object
 from berth.engine.model.parsing import RawObject, as_enum, as_list, as_map, as_str, as_string_map
 from berth.engine.model.quantity import to_units
 from berth.engine.model.volume_sources import VolumeSource, parse_volume_source
@@ -101,7 +101,7 @@ class ClaimRef:
 
 
 @dataclass(frozen=True, slots=True)
-class PersistentVolume:
+class PersistentVolume(HasMetadata):
     metadata: ObjectMeta
     capacity: int  # spec.capacity.storage in bytes (0 when unset)
     access_modes: tuple[AccessMode, ...]
@@ -112,26 +112,6 @@ class PersistentVolume:
     node_affinity: NodeSelector | None  # spec.nodeAffinity.required
     phase: str  # status.phase ("" when the object carries no status)
     source: VolumeSource | None
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def key(self) -> str:
-        return self.metadata.name
-
-    @property
-    def resource_version(self) -> str:
-        return self.metadata.resource_version
-
-    @property
-    def labels(self) -> Mapping[str, str]:
-        return self.metadata.labels
-
-    @property
-    def annotations(self) -> Mapping[str, str]:
-        return self.metadata.annotations
 
     @property
     def storage_class(self) -> str:
@@ -217,7 +197,7 @@ def _parse_pv(metadata: ObjectMeta, raw: RawObject) -> PersistentVolume:
 
 
 @dataclass(frozen=True, slots=True)
-class PersistentVolumeClaim:
+class PersistentVolumeClaim(HasMetadata):
     metadata: ObjectMeta
     volume_name: str  # spec.volumeName: the PV it is (being) bound to
     storage_class_name: str | None  # spec.storageClassName; None when unset
@@ -227,34 +207,6 @@ class PersistentVolumeClaim:
     requested: int  # spec.resources.requests.storage in bytes (0 when unset)
     selector: LabelSelector | None  # None: any volume's labels will do
     phase: str  # status.phase
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def namespace(self) -> str:
-        return self.metadata.namespace
-
-    @property
-    def uid(self) -> str:
-        return self.metadata.uid
-
-    @property
-    def key(self) -> str:
-        return self.metadata.key
-
-    @property
-    def resource_version(self) -> str:
-        return self.metadata.resource_version
-
-    @property
-    def annotations(self) -> Mapping[str, str]:
-        return self.metadata.annotations
-
-    @property
-    def deleting(self) -> bool:
-        return self.metadata.deleting
 
     def from_template(
         self, *, name: str, controller_uid: str = "", labels: Mapping[str, str] | None = None

@@ -11,7 +11,7 @@ from enum import StrEnum
 
 from berth.engine.errors import FieldError
 from berth.engine.model.labels import is_label_value, qualified_name_problem
-from berth.engine.model.object_meta import ObjectMeta, parse_object
+from berth.engine.model.object_meta import HasMetadata, ObjectMeta, parse_object
 from berth.engine.model.parsing import RawObject, as_enum, as_list, as_map, as_str, brief
 
 __all__ = ["NOT_SUPPORTED_PROVISIONER", "BindingMode", "StorageClass", "TopologySelectorTerm"]
@@ -42,25 +42,13 @@ class TopologySelectorTerm:
 
 
 @dataclass(frozen=True, slots=True)
-class StorageClass:
+class StorageClass(HasMetadata):
     metadata: ObjectMeta
     provisioner: str
     volume_binding_mode: BindingMode  # the API server's default, Immediate, when unset
     allowed_topologies: tuple[TopologySelectorTerm, ...]  # empty: every node
     reclaim_policy: str
     parameters: Mapping[str, str]
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def key(self) -> str:
-        return self.metadata.name
-
-    @property
-    def resource_version(self) -> str:
-        return self.metadata.resource_version
 
     @property
     def waits_for_first_consumer(self) -> bool:

@@ -190,20 +190,19 @@ def _azure_file(raw: RawObject, field: str) -> AzureFileSource:
     )
 
 
-def _cinder(raw: RawObject, field: str) -> CinderSource:
-    return CinderSource(
-        volume_id=as_str(raw.get("volumeID"), f"{field}.volumeID"),
-        read_only=as_bool(raw.get("readOnly"), f"{field}.readOnly"),
-        fs_type=as_str(raw.get("fsType"), f"{field}.fsType"),
-    )
+def _by_volume_id(
+    source: type[CinderSource] | type[PortworxSource],
+) -> Callable[[RawObject, str], CinderSource | PortworxSource]:
+    """Cinder and Portworx volumes are the same three fields."""
 
+    def parse(raw: RawObject, field: str) -> CinderSource | PortworxSource:
+        return source(
+            volume_id=as_str(raw.get("volumeID"), f"{field}.volumeID"),
+            read_only=as_bool(raw.get("readOnly"), f"{field}.readOnly"),
+            fs_type=as_str(raw.get("fsType"), f"{field}.fsType"),
+        )
 
-def _portworx(raw: RawObject, field: str) -> PortworxSource:
-    return PortworxSource(
-        volume_id=as_str(raw.get("volumeID"), f"{field}.volumeID"),
-        read_only=as_bool(raw.get("readOnly"), f"{field}.readOnly"),
-        fs_type=as_str(raw.get("fsType"), f"{field}.fsType"),
-    )
+    return parse
 
 
 def _vsphere(raw: RawObject, field: str) -> VsphereSource:
@@ -242,8 +241,8 @@ _PARSERS: dict[str, Callable[[RawObject, str], VolumeSource]] = {
     "awsElasticBlockStore": _aws_ebs,
     "azureDisk": _azure_disk,
     "azureFile": _azure_file,
-    "cinder": _cinder,
-    "portworxVolume": _portworx,
+    "cinder": _by_volume_id(CinderSource),
+    "portworxVolume": _by_volume_id(PortworxSource),
     "vsphereVolume": _vsphere,
     "iscsi": _iscsi,
     "rbd": _rbd,

@@ -21,10 +21,12 @@ from berth.engine.model.storage import (
 from berth.engine.model.storage_class import BindingMode, StorageClass
 from berth.engine.model.volume_sources import (
     AWSElasticBlockStoreSource,
+    CinderSource,
     CSISource,
     GCEPersistentDiskSource,
     ISCSISource,
     OtherSource,
+    PortworxSource,
     RBDSource,
 )
 from tests.builders import make_pod
@@ -107,9 +109,11 @@ def test_the_beta_annotation_decides_a_class_over_the_spec_field() -> None:
             {"rbd": {"monitors": ["m1", "m2"], "image": "img"}},
             RBDSource(("m1", "m2"), "img", "rbd"),
         ),
+        ({"cinder": {"volumeID": "c1", "fsType": "ext4"}}, CinderSource("c1", fs_type="ext4")),
+        ({"portworxVolume": {"volumeID": "p1", "readOnly": True}}, PortworxSource("p1", True)),
         ({"local": {"path": "/mnt"}}, OtherSource("local")),
     ],
-    ids=["csi", "gce-pd", "aws-ebs", "iscsi", "rbd-default-pool", "other"],
+    ids=["csi", "gce-pd", "aws-ebs", "iscsi", "rbd-default-pool", "cinder", "portworx", "other"],
 )
 def test_a_volume_source_is_typed(source: dict[str, Any], expected: object) -> None:
     raw = make_pv("p").obj()
