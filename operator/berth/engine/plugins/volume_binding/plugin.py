@@ -45,16 +45,36 @@ class _State:
     batches: list[BatchVolumes] = field(default_factory=list)
     reserved: PodVolumes | None = None
     all_bound: bool = False
+    # Slot -> (batch index, column) of every node that passed, built when first asked for.
+    _passed: dict[int, tuple[int, int]] | None = None
+
+    def add(self, batch: BatchVolumes) -> None:
+        self.batches.append(batch)
+        self._passed = None
+
+    def _where(self, cluster_slot: int) -> tuple[int, int] | None:
+        """(batch index, column) of the node at `cluster_slot`, if it passed Filter."""
+        if self._passed is None:
+            self._passed = {}
+            for index, batch in enumerate(self.batches):
+                for column in np.flatnonzero(batch.verdicts.codes == 0).tolist():
+                    self._passed[int(batch.slots[column])] = (index, column)
+        return self._passed.get(cluster_slot)
 
     def volumes_on(self, cluster_slot: int | None) -> PodVolumes | None:
         """What Filter chose for the node at `cluster_slot`, if it passed Filter."""
-        if cluster_slot is None:
-            return None
-        for batch in self.batches:
-            hits = np.flatnonzero(batch.slots == cluster_slot)
-            if hits.size and batch.verdicts.codes[int(hits[0])] == 0:
-                return batch.at(int(hits[0]))
-        return None
+        found = None if cluster_slot is None else self._where(cluster_slot)
+        return None if found is None else self.batches[found[0]].at(found[1])
+
+    def scores_on(self, slots: NodeSlots, scorer: CapacityScorer) -> Scores:
+        """The capacity score of each node at `slots` (0 where it did not pass Filter)."""
+        by_batch = [scorer.batch_scores(batch) for batch in self.batches]
+        scores = np.zeros(slots.size, dtype=np.int64)
+        for position, slot in enumerate(slots.tolist()):
+            found = self._where(slot)
+            if found is not None:
+                scores[position] = by_batch[found[0]][found[1]]
+        return scores
 
 
 def _no_volumes_message(node_name: str) -> str:
@@ -92,7 +112,7 @@ class VolumeBinding:
         if data is None or data.claims is None:
             return accept_all(slots.size)
         batch = find_pod_volumes(state.cluster, state.cluster.storage, data.claims, slots)
-        data.batches.append(batch)
+        data.add(batch)
         return batch.verdicts
 
     # ------------------------------------------------------------------ scoring
@@ -104,15 +124,10 @@ class VolumeBinding:
         return SUCCESS
 
     def score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Scores:
-        scores = np.zeros(slots.size, dtype=np.int64)
         data = state.get(self.name, _State)
         if data is None or data.claims is None:
-            return scores
-        for column, slot in enumerate(slots.tolist()):
-            volumes = data.volumes_on(slot)
-            if volumes is not None:
-                scores[column] = self._scorer.score(volumes)
-        return scores
+            return np.zeros(slots.size, dtype=np.int64)
+        return data.scores_on(slots, self._scorer)
 
     # ------------------------------------------------------------------ reserve
 
