@@ -127,7 +127,7 @@ async def create_storage(
             await client.create(f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", claim)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class VolumePlacement:
     """One stateful pod: where it went, and where its claim's volume is (None while unbound)."""
 
