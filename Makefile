@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml $(PLUGIN_EXAMPLE)/pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]' -e $(PLUGIN_EXAMPLE)
 	touch $(STAMP)
 
-## Live demo: a local control plane, Berth under its own RBAC, a few hundred nodes and a mixed workload.
+## Live demo: a local control plane (with kube-controller-manager), Berth under its own RBAC, a few hundred nodes and a mixed workload with volumes.
 demo: venv controlplane
 	$(BIN)/berth demo
 
@@ -25,7 +25,7 @@ demo: venv controlplane
 simulate: venv
 	$(BIN)/berth simulate --nodes examples/nodes.yaml --pods examples/pods.yaml --existing examples/existing-pods.yaml --seed 1
 
-## Build (or reuse) etcd, kube-apiserver, kube-scheduler and kubectl outside the repository.
+## Build (or reuse) etcd, kube-apiserver, kube-scheduler, kube-controller-manager and kubectl outside the repository.
 controlplane:
 	tools/controlplane/build.sh
 

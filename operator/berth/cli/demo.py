@@ -1,10 +1,12 @@
 """`berth demo`: Berth live on a real local control plane, from nothing to a scheduled cluster.
 
-Starts etcd + kube-apiserver (built from the Kubernetes Go modules, cached), installs
-the CRDs and manifests, runs one Berth replica under its ServiceAccount, creates a few
-hundred simulated nodes across three zones and a mixed workload, shows progress, and
-ends with a summary: pods bound, pods left pending with their reasons, and per-zone
-CPU utilisation. Everything is stopped afterwards; with --keep-running, only after Ctrl-C, so
+Starts etcd + kube-apiserver + kube-controller-manager (built from the Kubernetes Go
+modules, cached) and the stand-in volume provisioner, installs the CRDs and manifests,
+runs one Berth replica under its ServiceAccount, creates a few hundred simulated nodes
+across three zones and a mixed workload (StatefulSet-like pods with WaitForFirstConsumer
+claims among it), shows progress, and ends with a summary: pods bound, pods left pending
+with their reasons, per-zone CPU utilisation, and each stateful pod's zone next to its
+volume's. Everything is stopped afterwards; with --keep-running, only after Ctrl-C, so
 that the live cluster can be asked about (`berth explain`, `berth simulate --from-cluster`).
 """
 
@@ -19,10 +21,21 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
+from berth.cli.demo_storage import (
+    PROVISIONER,
+    STATEFUL_PODS,
+    STORAGE_CLASS,
+    VolumePlacement,
+    create_storage,
+    read_volume_placements,
+    stateful_pods,
+    volume_summary,
+)
 from berth.controlplane import (
     LocalControlPlane,
     NodeTemplate,
     PodTemplate,
+    VolumeProvisioner,
     create_nodes,
     create_pods,
 )
@@ -48,8 +61,11 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
+BASE_POD = PodTemplate(scheduler_name="berth", requests={"cpu": "250m", "memory": "512Mi"})
+
+
 def _workload(total: int) -> list[dict[str, Any]]:
-    base = PodTemplate(scheduler_name="berth", requests={"cpu": "250m", "memory": "512Mi"})
+    base = BASE_POD
     manifests: list[dict[str, Any]] = []
     share = max(total // 6, 1)
     spread = replace(
@@ -146,10 +162,13 @@ async def _create_cluster(plane: LocalControlPlane, nodes: int, pods: int) -> tu
             (_pool("large", "16", "64Gi", {"node.kubernetes.io/instance-type": "large"}), large),
             (_pool("gpu", "8", "32Gi", {"accelerator": "gpu"}, tainted=True), gpu),
         )
+        names: list[str] = []
         for template, count in pools:
-            await create_nodes(client, template, count)
+            names += await create_nodes(client, template, count)
         namespace = await create_namespace(client, "demo")
-        manifests = _workload(pods)
+        stateful = stateful_pods(BASE_POD)
+        await create_storage(client, namespace=namespace, nodes=names, zones=ZONES, pods=stateful)
+        manifests = _workload(pods) + stateful
         await create_pods(client, namespace, manifests)
         return namespace, len(manifests)
 
@@ -157,15 +176,22 @@ async def _create_cluster(plane: LocalControlPlane, nodes: int, pods: int) -> tu
 async def _progress(plane: LocalControlPlane, namespace: str, total: int) -> list[dict[str, Any]]:
     async with plane.client() as client:
         started = time.monotonic()
-        last_bound = -1
+        last: tuple[int, int] = (-1, -1)
         stable_since = time.monotonic()
         while True:
             pods, _ = await client.list(f"/api/v1/namespaces/{namespace}/pods")
+            claims, _ = await client.list(f"/api/v1/namespaces/{namespace}/persistentvolumeclaims")
             bound = sum(1 for pod in pods if pod["spec"].get("nodeName"))
+            claims_done = sum(1 for c in claims if (c.get("status") or {}).get("phase") == "Bound")
             elapsed = time.monotonic() - started
-            print(f"\r  {bound:5d}/{total} pods bound after {elapsed:5.1f}s", end="", flush=True)
-            if bound != last_bound:
-                last_bound, stable_since = bound, time.monotonic()
+            print(
+                f"\r  {bound:5d}/{total} pods and {claims_done}/{len(claims)} claims bound"
+                f" after {elapsed:5.1f}s",
+                end="",
+                flush=True,
+            )
+            if (bound, claims_done) != last:
+                last, stable_since = (bound, claims_done), time.monotonic()
             # Done when every pod is bound, or nothing has moved for a few seconds.
             if bound == total or time.monotonic() - stable_since > 5:
                 print()
@@ -194,7 +220,14 @@ def _stay_up(plane: LocalControlPlane, pods: list[dict[str, Any]]) -> None:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _summary(plane: LocalControlPlane, pods: list[dict[str, Any]]) -> str:
+async def _volume_placements(
+    plane: LocalControlPlane, namespace: str, zone_of: dict[str, str]
+) -> list[VolumePlacement]:
+    async with plane.client() as client:
+        return await read_volume_placements(client, namespace, zone_of=zone_of)
+
+
+def _summary(plane: LocalControlPlane, namespace: str, pods: list[dict[str, Any]]) -> str:
     nodes = plane.request("GET", "/api/v1/nodes")["items"]
     zone_of = {
         n["metadata"]["name"]: n["metadata"]["labels"].get("topology.kubernetes.io/zone", "")
@@ -236,13 +269,26 @@ def _summary(plane: LocalControlPlane, pods: list[dict[str, Any]]) -> str:
         lines.append(
             f"  {zone or '(none)'}: {requested[zone] / 1000:7.1f} of {allocatable[zone] / 1000:7.1f} cores ({share:4.1f}%)"
         )
+    lines += volume_summary(asyncio.run(_volume_placements(plane, namespace, zone_of)))
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
-    print("Starting etcd + kube-apiserver (binaries are built once and cached) ...", flush=True)
-    with LocalControlPlane(build=True) as plane:
+    print(
+        "Starting etcd + kube-apiserver + kube-controller-manager"
+        " (binaries are built once and cached) ...",
+        flush=True,
+    )
+    with (
+        LocalControlPlane(build=True) as plane,
+        VolumeProvisioner(plane.admin_kubeconfig, provisioner=PROVISIONER) as provisioner,
+    ):
         print(f"  API server ready at {plane.server} after {plane.ready_after_seconds:.1f}s")
+        plane.start_kube_controller_manager()
+        print(
+            "  kube-controller-manager runs the PV controller (binds claims);"
+            f" volume provisioner {provisioner.provisioner} stands in for a CSI driver"
+        )
         install(plane)
         print(
             "Installed crds/ and manifests/ (ServiceAccount, RBAC, default SchedulerProfile 'berth')"
@@ -253,10 +299,12 @@ def run(args: argparse.Namespace) -> int:
             print("Berth is running and leading (kopf peering 'berth')")
             namespace, total = asyncio.run(_create_cluster(plane, args.nodes, args.pods))
             print(
-                f"Created {args.nodes} nodes in {len(ZONES)} zones and {total} pods with schedulerName 'berth'"
+                f"Created {args.nodes} nodes in {len(ZONES)} zones (each with a CSINode) and"
+                f" {total} pods with schedulerName 'berth', {STATEFUL_PODS} of them StatefulSet-like"
+                f" with a WaitForFirstConsumer claim of StorageClass {STORAGE_CLASS}"
             )
             pods = asyncio.run(_progress(plane, namespace, total))
-            print(_summary(plane, pods))
+            print(_summary(plane, namespace, pods))
             if args.keep_running:
                 _stay_up(plane, pods)
         except Exception:
