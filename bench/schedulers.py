@@ -141,23 +141,24 @@ class Berth:
     scheduler_name = "berth"
     # Set by run.py: (directory holding berth/, its commit); None runs the working tree.
     source: tuple[Path, str] | None = None
+    # Set by profile_berth.py: a file the in-process probe (bench/probe/) keeps its counters in.
+    probe: Path | None = None
 
     def __init__(self) -> None:
         self._replica: BerthReplica | None = None
 
     def start(self, plane: LocalControlPlane) -> None:
         install(plane)
-        saved = os.environ.get("PYTHONPATH")
+        path = [os.environ.get("PYTHONPATH", "")]
         if self.source is not None:
             # PYTHONPATH precedes the editable install's path entry.
-            os.environ["PYTHONPATH"] = os.pathsep.join([str(self.source[0]), saved or ""])
-        try:
-            self._replica = BerthReplica(plane, "bench-0")  # copies os.environ
-        finally:
-            if saved is None:
-                os.environ.pop("PYTHONPATH", None)
-            else:
-                os.environ["PYTHONPATH"] = saved
+            path.insert(0, str(self.source[0]))
+        env = {}
+        if self.probe is not None:
+            path.insert(0, str(REPO / "bench" / "probe"))
+            env["BERTH_BENCH_PROBE"] = str(self.probe)
+        env["PYTHONPATH"] = os.pathsep.join(path)
+        self._replica = BerthReplica(plane, "bench-0", env=env)
         self._replica.start()
         self._replica.wait_leading()
 
