@@ -99,9 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=int, default=100)
     parser.add_argument(
         "--berth-source",
-        choices=("commit", "worktree"),
-        default="commit",
-        help="profile a snapshot of HEAD (default) or the working tree",
+        default="HEAD",
+        help="a git revision to profile a snapshot of (default HEAD), or `worktree`",
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
@@ -111,8 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     raw = args.out / f"{stem}.raw.txt"
     scratch = Path(tempfile.mkdtemp(prefix="berth-profile-"))
     atexit.register(shutil.rmtree, scratch, True)
-    if args.berth_source == "commit":
-        Berth.source = (scratch / "src" / "operator", snapshot_berth_source(scratch / "src"))
+    if args.berth_source != "worktree":
+        commit = snapshot_berth_source(scratch / "src", args.berth_source)
+        Berth.source = (scratch / "src" / "operator", commit)
     Berth.probe = scratch / "probe.json"
     recorder: list[subprocess.Popen[bytes]] = []
     probe: dict[str, dict[str, Any]] = {}
@@ -137,15 +137,25 @@ def main(argv: list[str] | None = None) -> int:
     result = run_trial(
         WORKLOADS[args.workload], make_scheduler("berth"), 0, on_measured=on_measured
     )
-    gc_seconds = sum(probe.get("end", {}).get("gc_seconds", [0.0])) - sum(
-        probe.get("start", {}).get("gc_seconds", [0.0])
-    )
+    per_generation = [
+        (end - start, count_end - count_start)
+        for end, start, count_end, count_start in zip(
+            probe.get("end", {}).get("gc_seconds", [0.0] * 3),
+            probe.get("start", {}).get("gc_seconds", [0.0] * 3),
+            probe.get("end", {}).get("gc_collections", [0] * 3),
+            probe.get("start", {}).get("gc_collections", [0] * 3),
+            strict=True,
+        )
+    ]
+    gc_seconds = sum(seconds for seconds, _ in per_generation)
     report: dict[str, Any] = dict(analyse(raw))
     report["trial"] = [
         ("status", result.status),
         ("average pods/s", (result.throughput or {}).get("average")),
         ("cpu s / 1000 pods", result.cpu_seconds_per_1000_pods),
         ("gc s / 1000 pods", gc_seconds / max(result.measured_pods, 1) * 1000),
+        ("gc (seconds, collections) per generation", per_generation),
+        ("peak RSS MiB", (result.peak_rss_bytes or 0) / 2**20),
     ]
     if result.cpu_seconds is not None and result.measured_pods:
         report["stages_ms_per_pod"] = stage_table(

@@ -117,14 +117,17 @@ class KubeScheduler:
         return _problems(self._process.log_path if self._process is not None else None)
 
 
-def snapshot_berth_source(destination: Path) -> str:
-    """Extract the committed `operator/` tree of HEAD into `destination`; HEAD's commit.
+def snapshot_berth_source(destination: Path, revision: str = "HEAD") -> str:
+    """Extract the committed `operator/` tree of `revision` into `destination`; its commit.
 
     The working tree is shared with engineers who edit Berth while a benchmark
     runs for an hour; benchmarking a commit keeps every Berth trial on the same code.
     """
     commit = subprocess.run(
-        ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ["git", "-C", str(REPO), "rev-parse", revision],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     archive = subprocess.run(
         ["git", "-C", str(REPO), "archive", "--format=tar", commit, "operator"],
