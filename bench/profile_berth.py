@@ -100,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--berth-source",
         default="HEAD",
-        help="a git revision to profile a snapshot of (default HEAD), or `worktree`",
+        help="a git revision to profile a snapshot of (default HEAD), a directory holding "
+        "operator/berth, or `worktree`",
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
@@ -110,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     raw = args.out / f"{stem}.raw.txt"
     scratch = Path(tempfile.mkdtemp(prefix="berth-profile-"))
     atexit.register(shutil.rmtree, scratch, True)
-    if args.berth_source != "worktree":
+    if Path(args.berth_source, "operator", "berth").is_dir():  # an unpacked source tree
+        Berth.source = (Path(args.berth_source, "operator"), args.berth_source)
+    elif args.berth_source != "worktree":
         commit = snapshot_berth_source(scratch / "src", args.berth_source)
         Berth.source = (scratch / "src" / "operator", commit)
     Berth.probe = scratch / "probe.json"

@@ -84,6 +84,8 @@ def stage_shares(raw: Path) -> tuple[dict[str, float], int]:
         if not stack:
             continue
         frames = [f for f in stack.split(";") if not f.startswith(("process ", "thread "))]
+        if any("sitecustomize.py" in frame for frame in frames):
+            continue  # the probe's own thread (bench/probe/), not Berth
         counts[stage_of(frames)] += int(count_text)
     total = sum(counts.values())
     return {stage: n / total for stage, n in counts.most_common()} if total else {}, total
