@@ -32,6 +32,9 @@ class SchedulerUnderTest(Protocol):
     key: str
     scheduler_name: str
 
+    def prepare(self, plane: LocalControlPlane) -> None:
+        """What the cluster needs before the scheduler starts (not timed by a backlog drain)."""
+
     def start(self, plane: LocalControlPlane) -> None: ...
 
     @property
@@ -76,6 +79,9 @@ class KubeScheduler:
     def __init__(self) -> None:
         self._plane: LocalControlPlane | None = None
         self._process: ManagedProcess | None = None
+
+    def prepare(self, plane: LocalControlPlane) -> None:
+        pass  # the control plane's RBAC already has a kube-scheduler identity
 
     def start(self, plane: LocalControlPlane) -> None:
         self._plane = plane
@@ -149,9 +155,15 @@ class Berth:
 
     def __init__(self) -> None:
         self._replica: BerthReplica | None = None
+        self._installed = False
+
+    def prepare(self, plane: LocalControlPlane) -> None:
+        install(plane)  # CRDs, RBAC, the default SchedulerProfile
+        self._installed = True
 
     def start(self, plane: LocalControlPlane) -> None:
-        install(plane)
+        if not self._installed:
+            self.prepare(plane)
         path = [os.environ.get("PYTHONPATH", "")]
         if self.source is not None:
             # PYTHONPATH precedes the editable install's path entry.
@@ -205,6 +217,9 @@ class NullBinder:
 
     def __init__(self) -> None:
         self._process: ManagedProcess | None = None
+
+    def prepare(self, plane: LocalControlPlane) -> None:
+        pass  # it runs as the cluster admin
 
     def start(self, plane: LocalControlPlane) -> None:
         ready = plane.run_dir / "null-binder.ready"
