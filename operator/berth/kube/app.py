@@ -91,6 +91,8 @@ class BerthApp:
     # ------------------------------------------------------------------ watch intake (never raises)
 
     def on_pod_event(self, event_type: str | None, raw: dict[str, Any]) -> None:
+        if event_type != "DELETED" and self._held_as_is(raw) is not None:
+            return  # a re-delivery (a re-list, kopf's listing after Berth's): nothing changed
         pod = _readable(Pod.from_dict, raw)
         if pod is None:
             return
@@ -98,6 +100,26 @@ class BerthApp:
             self.scheduler.on_pod_deleted(pod)
         else:
             self.scheduler.on_pod(pod)
+
+    def _held_as_is(self, raw: Mapping[str, Any]) -> Pod | None:
+        """The pod Berth already holds (queued or in its cache) at exactly this version.
+
+        A resourceVersion names one stored state of the object, so a pod seen again at the
+        version Berth holds needs no parse: a drain after a restart otherwise reads every
+        pending pod twice (kopf's listing and the leader's own).
+        """
+        metadata = raw.get("metadata")
+        if not isinstance(metadata, Mapping):
+            return None
+        uid, version = metadata.get("uid"), metadata.get("resourceVersion")
+        if not uid or not version:
+            return None
+        queued = self.scheduler.queue.get(uid)
+        held = queued.pod if queued is not None else self.scheduler.cache.cluster.pod(uid)
+        return held if held is not None and held.resource_version == version else None
+
+    def _pod_from_listing(self, raw: dict[str, Any]) -> Pod | None:
+        return self._held_as_is(raw) or _readable(Pod.from_dict, raw)
 
     def on_node_event(self, event_type: str | None, raw: dict[str, Any]) -> None:
         if event_type == "DELETED":
@@ -204,7 +226,7 @@ class BerthApp:
         )
         pdbs_raw, _ = await self.session.list_json("/apis/policy/v1/poddisruptionbudgets")
         nodes = [node for raw in nodes_raw if (node := _readable(Node.from_dict, raw)) is not None]
-        pods = [pod for raw in pods_raw if (pod := _readable(Pod.from_dict, raw)) is not None]
+        pods = [pod for raw in pods_raw if (pod := self._pod_from_listing(raw)) is not None]
         pdbs = [
             pdb
             for raw in pdbs_raw
