@@ -343,5 +343,11 @@ SUITES: dict[str, tuple[str, ...]] = {
         "SchedulingBasic/5000Nodes_10000Pods",
     ),
     # Everything issue 13 asks for, in one session: `make bench-speed`.
-    "speed": (*_PROTOCOL, "BacklogDrain/5000Nodes_10000Pods"),
+    "speed": (
+        *_PROTOCOL,
+        "BacklogDrain/5000Nodes_10000Pods",
+        "SchedulingBasic/10000Nodes_5000Pods",
+        "TopologySpreading/10000Nodes_2000Pods",
+        "SchedulingBasic/5000Nodes_10000Pods",
+    ),
 }
