@@ -14,11 +14,18 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from bench.observe import PodRecorder, create_with_creators, fill_metrics, validate_trial
+from bench.observe import (
+    PodRecorder,
+    create_with_creators,
+    create_workload_nodes,
+    fill_metrics,
+    stop_watching,
+    validate_trial,
+)
 from bench.procstat import ProcessSampler
 from bench.schedulers import SchedulerUnderTest
-from bench.workloads import MEASURED_NAMESPACE, Workload, node_template_for
-from berth.controlplane import LocalControlPlane, NodeTemplate, create_nodes
+from bench.workloads import MEASURED_NAMESPACE, Workload, pod_manifests
+from berth.controlplane import LocalControlPlane
 
 if TYPE_CHECKING:
     from bench.driver import TrialResult
@@ -41,14 +48,11 @@ async def measure_backlog(
     phases = result.phases_seconds
     sampler = ProcessSampler(None)
     async with plane.client(concurrency=64) as client:
+        await create_workload_nodes(client, workload, phases)
         began = time.monotonic()
-        await create_nodes(client, NodeTemplate(**node_template_for(workload)), workload.nodes)
-        phases["create_nodes"] = time.monotonic() - began
-        began = time.monotonic()
-        pods = [
-            workload.measured_pod(f"pod-{i:05d}", scheduler.scheduler_name)
-            for i in range(workload.measured_pods)
-        ]
+        pods = pod_manifests(
+            workload.measured_pod, workload.measured_pods, scheduler.scheduler_name
+        )
         await create_with_creators(client, MEASURED_NAMESPACE, pods)
         phases["create_backlog"] = time.monotonic() - began
         result.measured_pods = len(pods)
@@ -92,7 +96,4 @@ async def measure_backlog(
                 result.cpu_seconds_per_1000_pods = cpu / len(pods) * 1000
             await validate_trial(client, result, scheduler)
         finally:
-            await recorder.stop()
-            await sampler.stop()
-    result.peak_rss_bytes = sampler.peak_rss
-    result.rss_high_water_mark_bytes = sampler.high_water_mark
+            await stop_watching(recorder, sampler, result)

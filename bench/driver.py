@@ -30,7 +30,9 @@ from bench.observe import (
     CREATORS,
     PodRecorder,
     create_with_creators,
+    create_workload_nodes,
     fill_metrics,
+    stop_watching,
     validate_trial,
 )
 from bench.procstat import ProcessSampler
@@ -42,10 +44,10 @@ from bench.workloads import (
     MEASURED_NAMESPACE,
     Workload,
     churn_node_manifest,
-    node_template_for,
+    pod_manifests,
     service_manifest,
 )
-from berth.controlplane import KubeClient, LocalControlPlane, NodeTemplate, create_nodes
+from berth.controlplane import KubeClient, LocalControlPlane
 from berth.controlplane.client import ApiError
 
 __all__ = ["CREATORS", "TrialResult", "run_trial"]
@@ -169,15 +171,10 @@ async def _measure(
         recorder = PodRecorder(client, (INIT_NAMESPACE, MEASURED_NAMESPACE))
         await recorder.start()
         try:
-            began = time.monotonic()
-            await create_nodes(client, NodeTemplate(**node_template_for(workload)), workload.nodes)
-            phases["create_nodes"] = time.monotonic() - began
+            await create_workload_nodes(client, workload, phases)
 
             began = time.monotonic()
-            init = [
-                workload.init_pod(f"pod-{i:05d}", scheduler.scheduler_name)
-                for i in range(workload.init_pods)
-            ]
+            init = pod_manifests(workload.init_pod, workload.init_pods, scheduler.scheduler_name)
             await create_with_creators(client, INIT_NAMESPACE, init)
             if init:
                 await recorder.wait_bound(
@@ -185,10 +182,9 @@ async def _measure(
                 )
             phases["init_pods"] = time.monotonic() - began
 
-            measured = [
-                workload.measured_pod(f"pod-{i:05d}", scheduler.scheduler_name)
-                for i in range(workload.measured_pods)
-            ]
+            measured = pod_manifests(
+                workload.measured_pod, workload.measured_pods, scheduler.scheduler_name
+            )
             result.measured_pods = len(measured)
             churn_task = None
             if on_measured is not None:
@@ -225,10 +221,7 @@ async def _measure(
 
             await validate_trial(client, result, scheduler)
         finally:
-            await recorder.stop()
-            await sampler.stop()
-    result.peak_rss_bytes = sampler.peak_rss
-    result.rss_high_water_mark_bytes = sampler.high_water_mark
+            await stop_watching(recorder, sampler, result)
 
 
 def run_trial(

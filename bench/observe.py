@@ -14,10 +14,11 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from bench import metrics
+from bench.procstat import ProcessSampler
 from bench.schedulers import SchedulerUnderTest
 from bench.validator import validate
-from bench.workloads import MEASURED_NAMESPACE
-from berth.controlplane import KubeClient
+from bench.workloads import MEASURED_NAMESPACE, Workload, node_template_for
+from berth.controlplane import KubeClient, NodeTemplate, create_nodes
 from berth.controlplane.client import ApiError
 
 if TYPE_CHECKING:
@@ -27,8 +28,10 @@ __all__ = [
     "CREATORS",
     "PodRecorder",
     "create_with_creators",
+    "create_workload_nodes",
     "diagnostics",
     "fill_metrics",
+    "stop_watching",
     "validate_trial",
 ]
 
@@ -117,6 +120,15 @@ class PodRecorder:
         return self._bound_count[namespace]
 
 
+async def create_workload_nodes(
+    client: KubeClient, workload: Workload, phases: dict[str, float]
+) -> None:
+    """The workload's nodes from node-default.yaml; the time it took goes to `phases`."""
+    began = time.monotonic()
+    await create_nodes(client, NodeTemplate(**node_template_for(workload)), workload.nodes)
+    phases["create_nodes"] = time.monotonic() - began
+
+
 async def create_with_creators(
     client: KubeClient, namespace: str, manifests: list[dict[str, Any]]
 ) -> None:
@@ -182,3 +194,13 @@ async def validate_trial(
         result.status = "void"
     if result.status != "ok":
         result.diagnostics = diagnostics(pods, scheduler)
+
+
+async def stop_watching(
+    recorder: PodRecorder, sampler: ProcessSampler, result: TrialResult
+) -> None:
+    """End the driver's pod watch and the memory sampling; the scheduler's peak RSS."""
+    await recorder.stop()
+    await sampler.stop()
+    result.peak_rss_bytes = sampler.peak_rss
+    result.rss_high_water_mark_bytes = sampler.high_water_mark

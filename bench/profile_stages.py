@@ -57,10 +57,14 @@ def _task_frames(frames: list[str]) -> list[str]:
     """The frames above the event loop's dispatch: the running task or callback alone.
 
     Every sample of the loop thread starts with kopf.run and the loop's own frames;
-    only what the loop is running tells the stage.
+    only what the loop is running tells the stage. asyncio's loop shows its dispatch
+    frames; uvloop's is native code, so there the task's frames follow kopf.run's.
     """
     for index in range(len(frames) - 1, -1, -1):
         if frames[index].startswith(("Handle._run (", "BaseEventLoop._run_once (")):
+            return frames[index + 1 :]
+    for index, frame in enumerate(frames):
+        if frame.startswith("run (kopf/_core/reactor/running.py"):
             return frames[index + 1 :]
     return frames
 

@@ -27,6 +27,7 @@ __all__ = [
     "Workload",
     "churn_node_manifest",
     "node_template_for",
+    "pod_manifests",
     "service_manifest",
 ]
 
@@ -188,6 +189,11 @@ class Workload:
     # A backlog drain (bench/backlog.py): the measured pods exist, pending, before the
     # scheduler starts; no init pods.
     backlog: bool = False
+
+
+def pod_manifests(factory: PodFactory, count: int, scheduler_name: str) -> list[Manifest]:
+    """`count` pods of one template, named pod-00000, pod-00001, ..., for one scheduler."""
+    return [factory(f"pod-{i:05d}", scheduler_name) for i in range(count)]
 
 
 def node_template_for(workload: Workload) -> dict[str, Any]:
