@@ -4,7 +4,8 @@ Python imports `sitecustomize` at start-up from the first directory on sys.path 
 holds one; bench/probe/ is put on PYTHONPATH only for profiled trials, and only when
 BERTH_BENCH_PROBE names a file. py-spy cannot see the cyclic garbage collector (its time
 is charged to whatever Python frame allocated), so the collector is timed here: a
-`gc.callbacks` pair sums the seconds spent per generation. A daemon thread writes the
+`gc.callbacks` pair sums the CPU seconds of the collecting thread (`time.thread_time`,
+so that waiting for a core on a busy machine is not counted) per generation. A daemon thread writes the
 running totals to the file four times a second; the driver reads them at both ends of
 the measured phase.
 """
@@ -26,10 +27,10 @@ if _PATH:
 
     def _on_gc(phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            _started.append(time.perf_counter())
+            _started.append(time.thread_time())
         elif _started:
             generation = info["generation"]
-            _seconds[generation] += time.perf_counter() - _started.pop()
+            _seconds[generation] += time.thread_time() - _started.pop()
             _collections[generation] += 1
 
     def _write_forever(path: str) -> None:
