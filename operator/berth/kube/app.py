@@ -102,7 +102,7 @@ class BerthApp:
             self.scheduler.on_pod(pod)
 
     def _held_as_is(self, raw: Mapping[str, Any]) -> Pod | None:
-        """The pod Berth already holds (queued or in its cache) at exactly this version.
+        """The pod Berth already holds (queued, or bound in its cache) at exactly this version.
 
         A resourceVersion names one stored state of the object, so a pod seen again at the
         version Berth holds needs no parse: a drain after a restart otherwise reads every
@@ -115,7 +115,13 @@ class BerthApp:
         if not uid or not version:
             return None
         queued = self.scheduler.queue.get(uid)
-        held = queued.pod if queued is not None else self.scheduler.cache.cluster.pod(uid)
+        cache = self.scheduler.cache
+        if queued is not None:
+            held: Pod | None = queued.pod
+        elif cache.is_assumed(uid):
+            return None  # held as Berth assumes it (on its chosen node), not as stored
+        else:
+            held = cache.cluster.pod(uid)
         return held if held is not None and held.resource_version == version else None
 
     def _pod_from_listing(self, raw: dict[str, Any]) -> Pod | None:

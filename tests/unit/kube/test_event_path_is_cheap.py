@@ -132,3 +132,18 @@ def test_the_collector_is_tuned_once_started() -> None:
 
     assert gc.get_threshold() == wiring.GC_THRESHOLDS
     assert gc.get_freeze_count() > 0
+
+
+async def test_a_listing_does_not_take_an_assumed_pod_for_the_stored_one(
+    app: BerthApp,
+) -> None:
+    # Berth assumed the pod on node-a; the listing (after an outage) still shows it pending
+    # at the same version: the bind is not known to have landed, so it stays assumed.
+    pending = raw_pod(version="7", node="")
+    app.scheduler.cache.assume(Pod.from_dict(pending), "node-a")
+    session: FakeSession = app.session  # type: ignore[assignment]
+    session.responder = lambda call: [pending] if call.path == "/api/v1/pods" else []
+
+    await app._reconcile_from_api()
+
+    assert app.scheduler.cache.is_assumed("uid-1")
