@@ -86,7 +86,9 @@ def stage_table(
     shares, _ = stage_shares(raw)
     per_pod = cpu_seconds / pods * 1000
     rows = [(stage, share, share * per_pod) for stage, share in shares.items()]
-    rows.append(("of which the cyclic garbage collector (probe, CPU)", 0.0, gc_seconds / pods * 1000))
+    rows.append(
+        ("of which the cyclic garbage collector (probe, CPU)", 0.0, gc_seconds / pods * 1000)
+    )
     rows.append(("total (CPU of the process / measured pods)", 1.0, per_pod))
     return rows
 
