@@ -308,15 +308,29 @@ class ApiSession:
         self, path: str, *, params: Mapping[str, str] | None = None, page_size: int = 500
     ) -> tuple[list[JsonObject], str]:
         """All items of a collection, paginated; also the list's resourceVersion."""
-        query = {**(params or {}), "limit": str(page_size)}
         items: list[JsonObject] = []
+        version = ""
+        async for page, page_version in self.list_pages(path, params=params, page_size=page_size):
+            items.extend(page)
+            version = page_version  # the last page's is the list's
+        return items, version
+
+    async def list_pages(
+        self, path: str, *, params: Mapping[str, str] | None = None, page_size: int = 500
+    ) -> AsyncIterator[tuple[list[JsonObject], str]]:
+        """A collection page by page, each with the list's resourceVersion (final on the last).
+
+        A caller that converts each page before asking for the next never holds the whole
+        collection's JSON at once (10,000 pods are a few hundred MiB of Python objects).
+        """
+        query = {**(params or {}), "limit": str(page_size)}
         while True:
             page = await self.get_json(path, params=query)
-            items.extend(page.get("items") or [])
             metadata = page.get("metadata") or {}
+            yield page.get("items") or [], str(metadata.get("resourceVersion", ""))
             continue_token = metadata.get("continue")
             if not continue_token:
-                return items, str(metadata.get("resourceVersion", ""))
+                return
             query["continue"] = continue_token
 
     async def watch(

@@ -17,6 +17,7 @@ import logging
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 from berth.engine.errors import InvalidObjectError
@@ -226,23 +227,34 @@ class BerthApp:
         """List nodes, non-terminal pods and PDBs: a resumed watch never reports what vanished."""
         self.scheduler.begin_listing()
         self.scheduler.cache.begin_pdb_listing()
-        nodes_raw, _ = await self.session.list_json("/api/v1/nodes")
-        pods_raw, _ = await self.session.list_json(
-            "/api/v1/pods", params={"fieldSelector": "status.phase!=Succeeded,status.phase!=Failed"}
+        nodes = await self._list("/api/v1/nodes", partial(_readable, Node.from_dict))
+        pods = await self._list(
+            "/api/v1/pods",
+            self._pod_from_listing,
+            params={"fieldSelector": "status.phase!=Succeeded,status.phase!=Failed"},
         )
-        pdbs_raw, _ = await self.session.list_json("/apis/policy/v1/poddisruptionbudgets")
-        nodes = [node for raw in nodes_raw if (node := _readable(Node.from_dict, raw)) is not None]
-        pods = [pod for raw in pods_raw if (pod := self._pod_from_listing(raw)) is not None]
-        pdbs = [
-            pdb
-            for raw in pdbs_raw
-            if (pdb := _readable(PodDisruptionBudget.from_dict, raw)) is not None
-        ]
+        pdbs = await self._list(
+            "/apis/policy/v1/poddisruptionbudgets",
+            partial(_readable, PodDisruptionBudget.from_dict),
+        )
         self.scheduler.reconcile(nodes, pods)
         ghost_pdbs = self.scheduler.cache.reconcile_pdbs(pdbs)
         if ghost_pdbs:
             logger.info("Reconciled the cache: dropped %d ghost disruption budget(s)", ghost_pdbs)
         self.synced = True
+
+    async def _list(
+        self,
+        path: str,
+        read: Callable[[dict[str, Any]], T | None],
+        *,
+        params: Mapping[str, str] | None = None,
+    ) -> list[T]:
+        """The readable objects of a collection, each page read before the next is fetched."""
+        found: list[T] = []
+        async for page, _ in self.session.list_pages(path, params=params):
+            found.extend(item for raw in page if (item := read(raw)) is not None)
+        return found
 
     async def close(self) -> None:
         """Graceful shutdown: stop scheduling, let posted binds finish, then release the Lease."""

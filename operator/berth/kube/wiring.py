@@ -41,6 +41,7 @@ POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 # minute of outage (as long as the default) before a request gives up.
 API_RETRY_BACKOFFS = (1.0, 1.0, 2.0, 2.0, *(3.0,) * 17)
 OWN_GROUP_PREFIX = "berth.dev/"
+LIST_PAGE_SIZE = 500
 # Generation 0 collects after this many net allocations (default 700); the older
 # generations after this many collections of the younger one (defaults 10 and 10).
 GC_THRESHOLDS = (50_000, 20, 100)
@@ -137,6 +138,9 @@ def configure(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> Settings
     kopf_settings.persistence.finalizer = FINALIZER
     kopf_settings.persistence.diffbase_storage = OwnKindsDiffBase()
     kopf_settings.watching.field_selectors["v1", "pods"] = POD_FIELD_SELECTOR
+    # kopf's initial LIST is one unpaginated answer unless told otherwise: 10,000 pods
+    # at once would be the process's peak memory.
+    kopf_settings.watching.chunk_size = LIST_PAGE_SIZE
     kopf_settings.networking.error_backoffs = API_RETRY_BACKOFFS
     configure_peering(kopf_settings, settings)
     return settings
