@@ -9,7 +9,6 @@ like kube-scheduler's flag of that name.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import sys
@@ -104,14 +103,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
     import kopf
-    import uvloop
 
     import berth.kube.handlers  # noqa: F401 - registers the handlers
 
     # Peering (leader election) is set up by the startup handler, from these settings:
-    # the same code serves `kopf run -m berth.kube.handlers`. uvloop, as `kopf run` uses
-    # it: its event loop and TLS transport cost less per watch event and per request.
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        memo = kopf.Memo(settings=settings, registry=registry)
-        kopf.run(clusterwide=True, memo=memo, loop=runner.get_loop())
+    # the same code serves `kopf run -m berth.kube.handlers`.
+    kopf.run(clusterwide=True, memo=kopf.Memo(settings=settings, registry=registry))
     return 0

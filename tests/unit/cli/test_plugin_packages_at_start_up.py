@@ -65,7 +65,7 @@ def test_berth_run_hands_its_registry_to_the_operator(
         entry_points={"Exploding": "tests.exploding_plugin:new_plugin"},
     )
     handed: dict[str, kopf.Memo] = {}
-    monkeypatch.setattr(kopf, "run", lambda *, clusterwide, memo, loop: handed.update(memo=memo))
+    monkeypatch.setattr(kopf, "run", lambda *, clusterwide, memo: handed.update(memo=memo))
     assert main(["run"]) == 0
     # The startup handler uses it as it is: the packages are not loaded a second time.
     assert "Exploding" in wiring.plugins(handed["memo"]).names()

@@ -8,7 +8,6 @@ configures both.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +15,6 @@ from typing import Any
 
 import kopf
 import pytest
-import uvloop
 
 from berth.cli.main import main
 from berth.kube import wiring
@@ -35,9 +33,8 @@ def via_berth_run(
         monkeypatch.setenv(name, value)
     handed: dict[str, Any] = {}
 
-    def record(*, clusterwide: bool, memo: kopf.Memo, loop: asyncio.AbstractEventLoop) -> None:
+    def record(*, clusterwide: bool, memo: kopf.Memo) -> None:
         # Keyword-only and nothing else: peering must not be configured here as well.
-        assert isinstance(loop, uvloop.Loop)  # as under `kopf run` with uvloop installed
         handed.update(clusterwide=clusterwide, memo=memo)
 
     monkeypatch.setattr(kopf, "run", record)
