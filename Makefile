@@ -62,9 +62,18 @@ $(BENCH_STAMP): pyproject.toml $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	touch $(BENCH_STAMP)
 
-.PHONY: bench bench-quick
+.PHONY: bench bench-quick bench-speed bench-backlog-smoke
 bench-quick: venv controlplane $(BENCH_STAMP)
 	$(BIN)/python -m bench.run --suite quick --repeats 1
 
 bench: venv controlplane $(BENCH_STAMP)
 	$(BIN)/python -m bench.run --suite full --repeats $(or $(BENCH_REPEATS),3)
+
+# Issue 13's side-by-side tables, on an idle machine: the eight protocol workloads, the backlog
+# drain, the 10,000-node points and the 10,000-pod memory point (results in bench/results/speed.*).
+bench-speed: venv controlplane $(BENCH_STAMP)
+	$(BIN)/python -m bench.run --suite speed --repeats $(or $(BENCH_REPEATS),3) --name speed
+
+# The backlog drain at a tenth of its size: a few minutes, to check the workload runs.
+bench-backlog-smoke: venv controlplane $(BENCH_STAMP)
+	$(BIN)/python -m bench.run --suite backlog-smoke --repeats 1 --name backlog-smoke

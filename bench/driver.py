@@ -25,10 +25,18 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from bench import metrics
+from bench.backlog import measure_backlog
+from bench.observe import (
+    CREATORS,
+    PodRecorder,
+    create_with_creators,
+    create_workload_nodes,
+    fill_metrics,
+    stop_watching,
+    validate_trial,
+)
 from bench.procstat import ProcessSampler
 from bench.schedulers import SchedulerUnderTest
-from bench.validator import validate
 from bench.workloads import (
     CHURN_NAMESPACE,
     HIGH_PRIORITY_CLASS,
@@ -36,17 +44,15 @@ from bench.workloads import (
     MEASURED_NAMESPACE,
     Workload,
     churn_node_manifest,
-    node_template_for,
+    pod_manifests,
     service_manifest,
 )
-from berth.controlplane import KubeClient, LocalControlPlane, NodeTemplate, create_nodes
+from berth.controlplane import KubeClient, LocalControlPlane
 from berth.controlplane.client import ApiError
 
 __all__ = ["CREATORS", "TrialResult", "run_trial"]
 
 logger = logging.getLogger("bench")
-
-CREATORS = 30  # scheduler_perf's ParallelizeUntil(ctx, 30, ...)
 
 # Called with ("start" | "end", scheduler pid) around the measured phase.
 MeasuredPhaseHook = Callable[[str, int | None], None]
@@ -66,6 +72,8 @@ class TrialResult:
     cpu_seconds: float | None = None
     cpu_seconds_per_1000_pods: float | None = None
     peak_rss_bytes: int | None = None
+    # Backlog drain only: seconds from the scheduler's launch to its first and last bind.
+    drain: dict[str, float] | None = None
     rss_high_water_mark_bytes: int | None = None
     measured_pods: int = 0
     measured_bound: int = 0
@@ -79,100 +87,6 @@ class TrialResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-class PodRecorder:
-    """The driver's own watch on all pods: first-seen and first-bound times per pod."""
-
-    def __init__(self, client: KubeClient, namespaces: tuple[str, ...]) -> None:
-        self.client = client
-        self.namespaces = namespaces
-        self.added: dict[tuple[str, str], float] = {}
-        self.bound: dict[tuple[str, str], float] = {}
-        self._bound_count: dict[str, int] = dict.fromkeys(namespaces, 0)
-        self._changed = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._listed = asyncio.Event()
-
-    def _record(self, pod: dict[str, Any], now: float) -> None:
-        metadata = pod["metadata"]
-        namespace = metadata.get("namespace")
-        if namespace not in self._bound_count:
-            return
-        key = (namespace, metadata["name"])
-        self.added.setdefault(key, now)
-        if pod["spec"].get("nodeName") and key not in self.bound:
-            self.bound[key] = now
-            self._bound_count[namespace] += 1
-            self._changed.set()
-
-    async def _follow(self) -> None:
-        path = "/api/v1/pods"
-        while True:
-            items, version = await self.client.list(path)
-            now = time.monotonic()
-            for item in items:
-                self._record(item, now)
-            self._listed.set()
-            try:
-                while True:
-                    async for event in self.client.watch(
-                        path, resource_version=version, timeout_seconds=1800
-                    ):
-                        now = time.monotonic()
-                        obj = event["object"]
-                        version = obj.get("metadata", {}).get("resourceVersion", version)
-                        kind = event["type"]
-                        if kind in ("ADDED", "MODIFIED"):
-                            self._record(obj, now)
-            except ApiError as error:
-                if error.status != 410:
-                    raise
-                logger.warning("pod watch expired (410); re-listing")
-
-    async def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._follow())
-        await self._listed.wait()
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-
-    async def wait_bound(self, namespace: str, count: int, *, timeout: float) -> float:
-        """Wait until `count` pods of `namespace` are bound; the time the last one was seen."""
-        deadline = time.monotonic() + timeout
-        while self._bound_count[namespace] < count:
-            if self._task is not None and self._task.done():
-                self._task.result()  # the watch failed: raise its error
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError(
-                    f"{count - self._bound_count[namespace]} of {count} pods in {namespace} "
-                    f"not bound within {timeout:.0f}s"
-                )
-            self._changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), min(remaining, 1.0))
-        return max(t for (ns, _), t in self.bound.items() if ns == namespace)
-
-    def bound_in(self, namespace: str) -> int:
-        return self._bound_count[namespace]
-
-
-async def create_with_creators(
-    client: KubeClient, namespace: str, manifests: list[dict[str, Any]]
-) -> None:
-    """POST the pods with CREATORS parallel workers (scheduler_perf's 30)."""
-    queue = iter(manifests)
-    path = f"/api/v1/namespaces/{namespace}/pods"
-
-    async def creator() -> None:
-        for manifest in queue:
-            await client.create(path, manifest)
-
-    await asyncio.gather(*(creator() for _ in range(CREATORS)))
 
 
 async def run_churn(client: KubeClient, workload: Workload, scheduler_name: str) -> None:
@@ -257,15 +171,10 @@ async def _measure(
         recorder = PodRecorder(client, (INIT_NAMESPACE, MEASURED_NAMESPACE))
         await recorder.start()
         try:
-            began = time.monotonic()
-            await create_nodes(client, NodeTemplate(**node_template_for(workload)), workload.nodes)
-            phases["create_nodes"] = time.monotonic() - began
+            await create_workload_nodes(client, workload, phases)
 
             began = time.monotonic()
-            init = [
-                workload.init_pod(f"pod-{i:05d}", scheduler.scheduler_name)
-                for i in range(workload.init_pods)
-            ]
+            init = pod_manifests(workload.init_pod, workload.init_pods, scheduler.scheduler_name)
             await create_with_creators(client, INIT_NAMESPACE, init)
             if init:
                 await recorder.wait_bound(
@@ -273,10 +182,9 @@ async def _measure(
                 )
             phases["init_pods"] = time.monotonic() - began
 
-            measured = [
-                workload.measured_pod(f"pod-{i:05d}", scheduler.scheduler_name)
-                for i in range(workload.measured_pods)
-            ]
+            measured = pod_manifests(
+                workload.measured_pod, workload.measured_pods, scheduler.scheduler_name
+            )
             result.measured_pods = len(measured)
             churn_task = None
             if on_measured is not None:
@@ -306,63 +214,14 @@ async def _measure(
                         await churn_task
             phases["measured"] = end - start
             result.measured_bound = recorder.bound_in(MEASURED_NAMESPACE)
-            _fill_metrics(result, recorder, start=start, end=end)
+            fill_metrics(result, recorder, start=start, end=end)
             if cpu_before is not None and cpu_after is not None:
                 result.cpu_seconds = cpu_after - cpu_before
                 result.cpu_seconds_per_1000_pods = result.cpu_seconds / len(measured) * 1000
 
-            began = time.monotonic()
-            pods, _ = await client.list("/api/v1/pods")
-            nodes, _ = await client.list("/api/v1/nodes")
-            validation = validate(pods, nodes)
-            phases["validate"] = time.monotonic() - began
-            result.validation = {
-                "ok": validation.ok,
-                "violations": validation.violations,
-                "pending_pods": validation.pending,
-                "pods_on_deleted_nodes": validation.bound_to_missing_nodes,
-            }
-            if not validation.ok and result.status == "ok":
-                result.status = "void"
-            if result.status != "ok":
-                result.diagnostics = _diagnostics(pods, scheduler)
+            await validate_trial(client, result, scheduler)
         finally:
-            await recorder.stop()
-            await sampler.stop()
-    result.peak_rss_bytes = sampler.peak_rss
-    result.rss_high_water_mark_bytes = sampler.high_water_mark
-
-
-def _diagnostics(pods: list[dict[str, Any]], scheduler: SchedulerUnderTest) -> dict[str, Any]:
-    """Why a run failed: a few pending measured pods' PodScheduled condition and the log tail."""
-    pending = []
-    for pod in pods:
-        metadata = pod["metadata"]
-        if metadata.get("namespace") != MEASURED_NAMESPACE or pod["spec"].get("nodeName"):
-            continue
-        conditions = (pod.get("status") or {}).get("conditions") or []
-        scheduled = [c for c in conditions if c.get("type") == "PodScheduled"]
-        pending.append({"pod": metadata["name"], "PodScheduled": scheduled})
-        if len(pending) >= 5:
-            break
-    return {
-        "pending_measured_pods": pending,
-        "scheduler_log_problems": scheduler.log_problems(),
-        "scheduler_log_tail": scheduler.log_tail(),
-    }
-
-
-def _fill_metrics(result: TrialResult, recorder: PodRecorder, *, start: float, end: float) -> None:
-    bound = {k: t for k, t in recorder.bound.items() if k[0] == MEASURED_NAMESPACE}
-    samples = metrics.throughput_samples(bound.values(), start=start, end=end)
-    result.throughput_samples = samples
-    summary = metrics.summarize_throughput(samples)
-    result.throughput = asdict(summary) if summary is not None else None
-    result.makespan_seconds = end - start
-    latencies = [t - recorder.added.get(k, t) for k, t in bound.items()]
-    latency = metrics.summarize_latencies(latencies)
-    result.latency_seconds = asdict(latency) if latency is not None else None
-    result.binds_per_second = metrics.per_interval_counts(bound.values(), start=start)
+            await stop_watching(recorder, sampler, result)
 
 
 def run_trial(
@@ -385,11 +244,20 @@ def run_trial(
         plane.start()
         _prepare_api(plane)
         result.phases_seconds["control_plane"] = time.monotonic() - began
-        began = time.monotonic()
-        scheduler.start(plane)
-        result.phases_seconds["scheduler_start"] = time.monotonic() - began
-        result.scheduler_info = scheduler.describe(plane)
-        asyncio.run(_measure(plane, workload, scheduler, result, on_measured))
+        if workload.backlog:
+            scheduler.prepare(plane)  # e.g. Berth's CRDs and RBAC: not part of the drain
+            result.scheduler_info = scheduler.describe(plane)
+            timeout = _timeout_for(workload.measured_pods)
+            drain = measure_backlog(
+                plane, workload, scheduler, result, timeout=timeout, on_measured=on_measured
+            )
+            asyncio.run(drain)
+        else:
+            began = time.monotonic()
+            scheduler.start(plane)
+            result.phases_seconds["scheduler_start"] = time.monotonic() - began
+            result.scheduler_info = scheduler.describe(plane)
+            asyncio.run(_measure(plane, workload, scheduler, result, on_measured))
     except Exception as error:  # a trial's failure is data, not a crash of the whole bench
         logger.exception("trial %s / %s failed", workload.name, scheduler.key)
         result.status = "error"

@@ -1,18 +1,22 @@
 """Profile Berth with py-spy during the measured phase of one benchmark workload.
 
-    python -m bench.profile_berth --workload SchedulingPodAntiAffinity/500Nodes
+    python -m bench.profile_berth --workload SchedulingBasic/5000Nodes_5000Pods
 
 Runs the same trial as the benchmark (bench/driver.py), attaches
 `py-spy record` to the Berth process when the measured pods start being
 created and stops it when the last one is bound, then prints the functions
-with the largest share of the samples, by own time and inclusive. py-spy
-(`pip install py-spy`) is not a project dependency. Leaves the raw
-(collapsed-stack) profile and a flame graph next to the results.
+with the largest share of the samples (own time and inclusive) and the stages
+of a pod's path (bench/profile_stages.py) in milliseconds of CPU per pod. The
+in-process probe (bench/probe/) adds the cyclic garbage collector's seconds,
+which py-spy cannot see. py-spy (`pip install py-spy`) is not a project
+dependency. Leaves the raw (collapsed-stack) profile, the top lists and the
+trial next to the results; `--stem` names them (several runs side by side).
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import collections
 import json
 import logging
@@ -20,10 +24,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 from bench.driver import run_trial
-from bench.schedulers import make_scheduler
+from bench.profile_stages import stage_shares
+from bench.schedulers import Berth, make_scheduler, snapshot_berth_source
 from bench.workloads import WORKLOADS
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -65,20 +72,58 @@ def analyse(raw: Path, top: int = 25) -> dict[str, list[tuple[str, float]]]:
     }
 
 
+def _read_probe(path: Path) -> dict[str, Any]:
+    try:
+        return dict(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return {}
+
+
+def stage_table(
+    raw: Path, *, cpu_seconds: float, pods: int, gc_seconds: float
+) -> list[tuple[str, float, float]]:
+    """(stage, share of active samples, ms of CPU per pod), the collector's time included."""
+    shares, _ = stage_shares(raw)
+    per_pod = cpu_seconds / pods * 1000
+    rows = [(stage, share, share * per_pod) for stage, share in shares.items()]
+    rows.append(
+        ("of which the cyclic garbage collector (probe, CPU)", 0.0, gc_seconds / pods * 1000)
+    )
+    rows.append(("total (CPU of the process / measured pods)", 1.0, per_pod))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--workload", default="SchedulingPodAntiAffinity/500Nodes")
+    parser.add_argument("--workload", default="SchedulingBasic/5000Nodes_5000Pods")
     parser.add_argument("--out", type=Path, default=RESULTS / "profiles")
-    parser.add_argument("--rate", type=int, default=200)
+    parser.add_argument("--stem", help="file stem of the outputs (default: from the workload)")
+    parser.add_argument("--rate", type=int, default=100)
+    parser.add_argument(
+        "--berth-source",
+        default="HEAD",
+        help="a git revision to profile a snapshot of (default HEAD), a directory holding "
+        "operator/berth, or `worktree`",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     py_spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = args.workload.replace("/", "_")
+    stem = args.stem or args.workload.replace("/", "_")
     raw = args.out / f"{stem}.raw.txt"
+    scratch = Path(tempfile.mkdtemp(prefix="berth-profile-"))
+    atexit.register(shutil.rmtree, scratch, True)
+    if Path(args.berth_source, "operator", "berth").is_dir():  # an unpacked source tree
+        Berth.source = (Path(args.berth_source, "operator"), args.berth_source)
+    elif args.berth_source != "worktree":
+        commit = snapshot_berth_source(scratch / "src", args.berth_source)
+        Berth.source = (scratch / "src" / "operator", commit)
+    Berth.probe = scratch / "probe.json"
     recorder: list[subprocess.Popen[bytes]] = []
+    probe: dict[str, dict[str, Any]] = {}
 
     def on_measured(phase: str, pid: int | None) -> None:
+        probe[phase] = _read_probe(Berth.probe) if Berth.probe is not None else {}
         if phase == "start" and pid is not None:
             recorder.append(
                 subprocess.Popen(
@@ -97,20 +142,41 @@ def main(argv: list[str] | None = None) -> int:
     result = run_trial(
         WORKLOADS[args.workload], make_scheduler("berth"), 0, on_measured=on_measured
     )
-    report = analyse(raw)
+    per_generation = [
+        (end - start, count_end - count_start)
+        for end, start, count_end, count_start in zip(
+            probe.get("end", {}).get("gc_seconds", [0.0] * 3),
+            probe.get("start", {}).get("gc_seconds", [0.0] * 3),
+            probe.get("end", {}).get("gc_collections", [0] * 3),
+            probe.get("start", {}).get("gc_collections", [0] * 3),
+            strict=True,
+        )
+    ]
+    gc_seconds = sum(seconds for seconds, _ in per_generation)
+    report: dict[str, Any] = dict(analyse(raw))
     report["trial"] = [
         ("status", result.status),
         ("average pods/s", (result.throughput or {}).get("average")),
         ("cpu s / 1000 pods", result.cpu_seconds_per_1000_pods),
+        ("gc s / 1000 pods", gc_seconds / max(result.measured_pods, 1) * 1000),
+        ("gc (seconds, collections) per generation", per_generation),
+        ("peak RSS MiB", (result.peak_rss_bytes or 0) / 2**20),
     ]
+    if result.cpu_seconds is not None and result.measured_pods:
+        report["stages_ms_per_pod"] = stage_table(
+            raw, cpu_seconds=result.cpu_seconds, pods=result.measured_pods, gc_seconds=gc_seconds
+        )
     (args.out / f"{stem}.top.json").write_text(json.dumps(report, indent=1))
     (args.out / f"{stem}.trial.json").write_text(json.dumps(result.to_dict(), indent=1))
     print(f"{args.workload}: {result.status}, throughput {result.throughput}")
-    print(f"{int(report['samples'][0][1])} samples")
+    print(f"{int(report['samples'][0][1])} samples; {report['trial']}")
     for kind in ("own", "inclusive"):
         print(f"\n-- top by {kind} time --")
         for name, share in report[kind]:
             print(f"{share * 100:6.1f}%  {name}")
+    print("\n-- stages: share of samples, ms of CPU per pod --")
+    for stage, share, ms in report.get("stages_ms_per_pod", []):
+        print(f"{share * 100:6.1f}%  {ms:6.3f} ms  {stage}")
     return 0
 
 

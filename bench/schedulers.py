@@ -32,6 +32,9 @@ class SchedulerUnderTest(Protocol):
     key: str
     scheduler_name: str
 
+    def prepare(self, plane: LocalControlPlane) -> None:
+        """What the cluster needs before the scheduler starts (not timed by a backlog drain)."""
+
     def start(self, plane: LocalControlPlane) -> None: ...
 
     @property
@@ -77,6 +80,9 @@ class KubeScheduler:
         self._plane: LocalControlPlane | None = None
         self._process: ManagedProcess | None = None
 
+    def prepare(self, plane: LocalControlPlane) -> None:
+        pass  # the control plane's RBAC already has a kube-scheduler identity
+
     def start(self, plane: LocalControlPlane) -> None:
         self._plane = plane
         self._process = plane.start_kube_scheduler(
@@ -117,14 +123,17 @@ class KubeScheduler:
         return _problems(self._process.log_path if self._process is not None else None)
 
 
-def snapshot_berth_source(destination: Path) -> str:
-    """Extract the committed `operator/` tree of HEAD into `destination`; HEAD's commit.
+def snapshot_berth_source(destination: Path, revision: str = "HEAD") -> str:
+    """Extract the committed `operator/` tree of `revision` into `destination`; its commit.
 
     The working tree is shared with engineers who edit Berth while a benchmark
     runs for an hour; benchmarking a commit keeps every Berth trial on the same code.
     """
     commit = subprocess.run(
-        ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ["git", "-C", str(REPO), "rev-parse", revision],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     archive = subprocess.run(
         ["git", "-C", str(REPO), "archive", "--format=tar", commit, "operator"],
@@ -141,23 +150,30 @@ class Berth:
     scheduler_name = "berth"
     # Set by run.py: (directory holding berth/, its commit); None runs the working tree.
     source: tuple[Path, str] | None = None
+    # Set by profile_berth.py: a file the in-process probe (bench/probe/) keeps its counters in.
+    probe: Path | None = None
 
     def __init__(self) -> None:
         self._replica: BerthReplica | None = None
+        self._installed = False
+
+    def prepare(self, plane: LocalControlPlane) -> None:
+        install(plane)  # CRDs, RBAC, the default SchedulerProfile
+        self._installed = True
 
     def start(self, plane: LocalControlPlane) -> None:
-        install(plane)
-        saved = os.environ.get("PYTHONPATH")
+        if not self._installed:
+            self.prepare(plane)
+        path = [os.environ.get("PYTHONPATH", "")]
         if self.source is not None:
             # PYTHONPATH precedes the editable install's path entry.
-            os.environ["PYTHONPATH"] = os.pathsep.join([str(self.source[0]), saved or ""])
-        try:
-            self._replica = BerthReplica(plane, "bench-0")  # copies os.environ
-        finally:
-            if saved is None:
-                os.environ.pop("PYTHONPATH", None)
-            else:
-                os.environ["PYTHONPATH"] = saved
+            path.insert(0, str(self.source[0]))
+        env = {}
+        if self.probe is not None:
+            path.insert(0, str(REPO / "bench" / "probe"))
+            env["BERTH_BENCH_PROBE"] = str(self.probe)
+        env["PYTHONPATH"] = os.pathsep.join(path)
+        self._replica = BerthReplica(plane, "bench-0", env=env)
         self._replica.start()
         self._replica.wait_leading()
 
@@ -201,6 +217,9 @@ class NullBinder:
 
     def __init__(self) -> None:
         self._process: ManagedProcess | None = None
+
+    def prepare(self, plane: LocalControlPlane) -> None:
+        pass  # it runs as the cluster admin
 
     def start(self, plane: LocalControlPlane) -> None:
         ready = plane.run_dir / "null-binder.ready"

@@ -27,6 +27,7 @@ __all__ = [
     "Workload",
     "churn_node_manifest",
     "node_template_for",
+    "pod_manifests",
     "service_manifest",
 ]
 
@@ -185,6 +186,14 @@ class Workload:
     churn: Churn | None = None
     upstream: str = ""  # the upstream workload(s) this corresponds to, and the cut
     checks: tuple[str, ...] = field(default=())
+    # A backlog drain (bench/backlog.py): the measured pods exist, pending, before the
+    # scheduler starts; no init pods.
+    backlog: bool = False
+
+
+def pod_manifests(factory: PodFactory, count: int, scheduler_name: str) -> list[Manifest]:
+    """`count` pods of one template, named pod-00000, pod-00001, ..., for one scheduler."""
+    return [factory(f"pod-{i:05d}", scheduler_name) for i in range(count)]
 
 
 def node_template_for(workload: Workload) -> dict[str, Any]:
@@ -273,10 +282,78 @@ WORKLOADS: dict[str, Workload] = {
             churn=Churn(mode="recreate", interval_seconds=1.0, with_node_and_service=True),
             upstream="SchedulingWithMixedChurn/1000Nodes, exact",
         ),
+        # What a scheduler faces after a restart or a failover (issue 13); not upstream.
+        Workload(
+            "BacklogDrain/5000Nodes_10000Pods",
+            nodes=5000,
+            init_pods=0,
+            measured_pods=10000,
+            upstream="none upstream: 10,000 pods pending before the scheduler starts",
+            backlog=True,
+        ),
+        Workload(
+            "BacklogDrain/500Nodes_1000Pods",
+            nodes=500,
+            init_pods=0,
+            measured_pods=1000,
+            upstream="none upstream: the backlog drain at a tenth of its size (smoke check)",
+            backlog=True,
+        ),
+        # The 10,000-node points and peak memory at 10,000 pods (issue 13).
+        Workload(
+            "SchedulingBasic/10000Nodes_5000Pods",
+            nodes=10000,
+            init_pods=1000,
+            measured_pods=5000,
+            upstream="SchedulingBasic at 10,000 nodes; 5,000 measured pods",
+        ),
+        Workload(
+            "TopologySpreading/10000Nodes_2000Pods",
+            nodes=10000,
+            init_pods=5000,
+            measured_pods=2000,
+            measured_pod=pod_with_topology_spreading,
+            zones=_MOON,
+            upstream="TopologySpreading/5000Nodes's pods on 10,000 nodes",
+            checks=("spread",),
+        ),
+        Workload(
+            "SchedulingBasic/5000Nodes_10000Pods",
+            nodes=5000,
+            init_pods=1000,
+            measured_pods=10000,
+            upstream="SchedulingBasic/5000Nodes_10000Pods, exact (peak RSS at 10,000 pods)",
+        ),
     )
 }
 
+_PROTOCOL = (
+    "SchedulingBasic/500Nodes",
+    "SchedulingBasic/5000Nodes_5000Pods",
+    "SchedulingNodeAffinity/5000Nodes",
+    "SchedulingPodAntiAffinity/500Nodes",
+    "SchedulingPodAntiAffinity/5000Nodes_2000Pods",
+    "TopologySpreading/5000Nodes_2000Pods",
+    "Unschedulable/500Nodes/10Init/1kPods",
+    "SchedulingWithMixedChurn/1000Nodes",
+)
+
 SUITES: dict[str, tuple[str, ...]] = {
     "quick": ("SchedulingBasic/500Nodes", "SchedulingPodAntiAffinity/500Nodes"),
-    "full": tuple(WORKLOADS),
+    "full": _PROTOCOL,
+    "backlog": ("BacklogDrain/5000Nodes_10000Pods",),
+    "backlog-smoke": ("BacklogDrain/500Nodes_1000Pods",),
+    "scale": (
+        "SchedulingBasic/10000Nodes_5000Pods",
+        "TopologySpreading/10000Nodes_2000Pods",
+        "SchedulingBasic/5000Nodes_10000Pods",
+    ),
+    # Everything issue 13 asks for, in one session: `make bench-speed`.
+    "speed": (
+        *_PROTOCOL,
+        "BacklogDrain/5000Nodes_10000Pods",
+        "SchedulingBasic/10000Nodes_5000Pods",
+        "TopologySpreading/10000Nodes_2000Pods",
+        "SchedulingBasic/5000Nodes_10000Pods",
+    ),
 }

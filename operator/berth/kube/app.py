@@ -17,8 +17,10 @@ import logging
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
+from berth.engine.cluster.storage import StorageObject
 from berth.engine.errors import InvalidObjectError
 from berth.engine.model.node import Node
 from berth.engine.model.pdb import PodDisruptionBudget
@@ -99,6 +101,8 @@ class BerthApp:
     # ------------------------------------------------------------------ watch intake (never raises)
 
     def on_pod_event(self, event_type: str | None, raw: dict[str, Any]) -> None:
+        if event_type != "DELETED" and self._held_as_is(raw) is not None:
+            return  # a re-delivery (a re-list, kopf's listing after Berth's): nothing changed
         pod = _readable(Pod.from_dict, raw)
         if pod is None:
             return
@@ -106,6 +110,32 @@ class BerthApp:
             self.scheduler.on_pod_deleted(pod)
         else:
             self.scheduler.on_pod(pod)
+
+    def _held_as_is(self, raw: Mapping[str, Any]) -> Pod | None:
+        """The pod Berth already holds (queued, or bound in its cache) at exactly this version.
+
+        A resourceVersion names one stored state of the object, so a pod seen again at the
+        version Berth holds needs no parse: a drain after a restart otherwise reads every
+        pending pod twice (kopf's listing and the leader's own).
+        """
+        metadata = raw.get("metadata")
+        if not isinstance(metadata, Mapping):
+            return None
+        uid, version = metadata.get("uid"), metadata.get("resourceVersion")
+        if not uid or not version:
+            return None
+        queued = self.scheduler.queue.get(uid)
+        cache = self.scheduler.cache
+        if queued is not None:
+            held: Pod | None = queued.pod
+        elif cache.is_assumed(uid):
+            return None  # held as Berth assumes it (on its chosen node), not as stored
+        else:
+            held = cache.cluster.pod(uid)
+        return held if held is not None and held.resource_version == version else None
+
+    def _pod_from_listing(self, raw: dict[str, Any]) -> Pod | None:
+        return self._held_as_is(raw) or _readable(Pod.from_dict, raw)
 
     def on_node_event(self, event_type: str | None, raw: dict[str, Any]) -> None:
         if event_type == "DELETED":
@@ -222,18 +252,16 @@ class BerthApp:
         """List nodes, non-terminal pods and PDBs: a resumed watch never reports what vanished."""
         self.scheduler.begin_listing()
         self.scheduler.cache.begin_pdb_listing()
-        nodes_raw, _ = await self.session.list_json("/api/v1/nodes")
-        pods_raw, _ = await self.session.list_json(
-            "/api/v1/pods", params={"fieldSelector": "status.phase!=Succeeded,status.phase!=Failed"}
+        nodes = await self._list("/api/v1/nodes", partial(_readable, Node.from_dict))
+        pods = await self._list(
+            "/api/v1/pods",
+            self._pod_from_listing,
+            params={"fieldSelector": "status.phase!=Succeeded,status.phase!=Failed"},
         )
-        pdbs_raw, _ = await self.session.list_json("/apis/policy/v1/poddisruptionbudgets")
-        nodes = [node for raw in nodes_raw if (node := _readable(Node.from_dict, raw)) is not None]
-        pods = [pod for raw in pods_raw if (pod := _readable(Pod.from_dict, raw)) is not None]
-        pdbs = [
-            pdb
-            for raw in pdbs_raw
-            if (pdb := _readable(PodDisruptionBudget.from_dict, raw)) is not None
-        ]
+        pdbs = await self._list(
+            "/apis/policy/v1/poddisruptionbudgets",
+            partial(_readable, PodDisruptionBudget.from_dict),
+        )
         self.scheduler.reconcile(nodes, pods)
         ghost_pdbs = self.scheduler.cache.reconcile_pdbs(pdbs)
         if ghost_pdbs:
@@ -252,7 +280,9 @@ class BerthApp:
         for watched in STORAGE_KINDS:
             scheduler.begin_storage_listing(watched.kind)
             try:
-                raw_objects, _ = await self.session.list_json(watched.list_path)
+                listed: list[StorageObject] = await self._list(
+                    watched.list_path, partial(_readable, watched.parse)
+                )
             except ApiError as failure:
                 if failure.status != 403:
                     raise
@@ -265,10 +295,20 @@ class BerthApp:
                     watched.plural,
                 )
                 continue
-            scheduler.reconcile_storage(
-                watched.kind,
-                [obj for raw in raw_objects if (obj := _readable(watched.parse, raw)) is not None],
-            )
+            scheduler.reconcile_storage(watched.kind, listed)
+
+    async def _list(
+        self,
+        path: str,
+        read: Callable[[dict[str, Any]], T | None],
+        *,
+        params: Mapping[str, str] | None = None,
+    ) -> list[T]:
+        """The readable objects of a collection, each page read before the next is fetched."""
+        found: list[T] = []
+        async for page, _ in self.session.list_pages(path, params=params):
+            found.extend(item for raw in page if (item := read(raw)) is not None)
+        return found
 
     async def close(self) -> None:
         """Graceful shutdown: stop scheduling, let posted binds finish, then release the Lease."""

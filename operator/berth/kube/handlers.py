@@ -26,7 +26,7 @@ from typing import Any
 
 import kopf
 
-from berth.kube import wiring
+from berth.kube import event_fast_path, wiring
 from berth.kube.storage_kinds import STORAGE_KINDS, StorageKind
 from berth.kube.workloads import workload_from_dict
 
@@ -161,3 +161,8 @@ async def leadership(stopped: kopf.DaemonStopped, memo: kopf.Memo, **_: Any) -> 
         # Shielded: even a forced cancellation lets the Lease be released (a successor then
         # need not wait for it to expire).
         await asyncio.shield(app.release())
+
+
+# Watch events of the kinds above reach their handlers without kopf's per-event
+# machinery (event_fast_path.py); SchedulerProfiles, with their daemon, keep it.
+event_fast_path.install()

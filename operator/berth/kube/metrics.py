@@ -10,6 +10,7 @@ collide, and no label ever carries a pod or node name (bounded cardinality).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
@@ -170,6 +171,9 @@ class SchedulerMetrics:
             ["write"],
             registry=r,
         )
+        # Labelled children by (metric, label values): prometheus_client's labels() builds
+        # and locks on every call, and the scheduling loop records several per pod.
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         for write in LEASE_FENCED_WRITES:
             self.lease_refused_writes.labels(write=write)
         for queue in PENDING_QUEUES:  # present from the start, as in kube-scheduler
@@ -179,8 +183,8 @@ class SchedulerMetrics:
 
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
         """One scheduling attempt ended: result is scheduled, unschedulable or error."""
-        self.schedule_attempts.labels(result=result, profile=profile).inc()
-        self.scheduling_attempt_duration.labels(result=result, profile=profile).observe(seconds)
+        self._child(self.schedule_attempts, result, profile).inc()
+        self._child(self.scheduling_attempt_duration, result, profile).observe(seconds)
 
     def observe_algorithm(self, seconds: float) -> None:
         self.scheduling_algorithm_duration.observe(seconds)
@@ -188,31 +192,30 @@ class SchedulerMetrics:
     def observe_pod_scheduled(self, *, attempts: int, sli_seconds: float) -> None:
         """A pod bound: its attempt count and the time since it first entered activeQ."""
         self.pod_scheduling_attempts.observe(attempts)
-        self.pod_scheduling_sli_duration.labels(attempts=attempts_label(attempts)).observe(
-            sli_seconds
-        )
+        sli = self._child(self.pod_scheduling_sli_duration, attempts_label(attempts))
+        sli.observe(sli_seconds)
 
     def observe_extension_point(
         self, extension_point: str, status: str, profile: str, seconds: float
     ) -> None:
-        self.framework_extension_point_duration.labels(
-            extension_point=extension_point, status=status, profile=profile
+        self._child(
+            self.framework_extension_point_duration, extension_point, status, profile
         ).observe(seconds)
 
     def observe_plugin(
         self, plugin: str, extension_point: str, status: str, seconds: float
     ) -> None:
-        self.plugin_execution_duration.labels(
-            plugin=plugin, extension_point=extension_point, status=status
-        ).observe(seconds)
+        self._child(self.plugin_execution_duration, plugin, extension_point, status).observe(
+            seconds
+        )
 
     def set_pending_pods(self, counts: Mapping[str, int]) -> None:
         """Queue name (active, backoff, unschedulable, gated) -> number of pods."""
         for queue, count in counts.items():
-            self.pending_pods.labels(queue=queue).set(count)
+            self._child(self.pending_pods, queue).set(count)
 
     def count_incoming(self, queue: str, event: str, count: int = 1) -> None:
-        self.queue_incoming_pods.labels(queue=queue, event=event).inc(count)
+        self._child(self.queue_incoming_pods, queue, event).inc(count)
 
     def observe_preemption(self, victims: int | None) -> None:
         """One preemption attempt; `victims` is None when no candidate node was found."""
@@ -221,9 +224,9 @@ class SchedulerMetrics:
             self.preemption_victims.observe(victims)
 
     def set_cache_size(self, *, nodes: int, pods: int, assumed_pods: int) -> None:
-        self.cache_size.labels(type="nodes").set(nodes)
-        self.cache_size.labels(type="pods").set(pods)
-        self.cache_size.labels(type="assumed_pods").set(assumed_pods)
+        self._child(self.cache_size, "nodes").set(nodes)
+        self._child(self.cache_size, "pods").set(pods)
+        self._child(self.cache_size, "assumed_pods").set(assumed_pods)
 
     def set_unschedulable(self, profile: str, counts: Mapping[str, int]) -> None:
         """Plugin name -> number of pods it currently rejects, for one profile."""
@@ -237,13 +240,21 @@ class SchedulerMetrics:
         self.bindings_in_flight.dec()
 
     def observe_binding(self, result: str, seconds: float) -> None:
-        self.binding_duration.labels(result=result).observe(seconds)
+        self._child(self.binding_duration, result).observe(seconds)
 
     def set_leader(self, leading: bool) -> None:
         self.leader.set(1 if leading else 0)
 
     def count_lease_refused(self, write: str) -> None:
         self.lease_refused_writes.labels(write=write).inc()
+
+    def _child(self, metric: Counter | Gauge | Histogram, *values: str) -> Any:
+        """`metric.labels(*values)` (values in the metric's label order), remembered."""
+        key = (id(metric), values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*values)
+        return child
 
     def render(self) -> bytes:
         """The Prometheus text exposition of every metric in this registry."""

@@ -274,7 +274,8 @@ class ApiReporter:
         self._sweep_interval = sweep_interval
         self._memo_size = condition_memo_size
 
-        self._series: dict[EventKey, _Series] = {}
+        # Ordered by last observation (oldest first), so that a sweep reads only the quiet ones.
+        self._series: OrderedDict[EventKey, _Series] = OrderedDict()
         self._latest_failure: dict[str, EventKey] = {}  # pod uid -> its last FailedScheduling
         self._conditions: dict[str, _ConditionUpdate] = {}  # pod uid -> pending patch
         # Pods bound or gone while their condition patch was in flight: never retry it.
@@ -374,6 +375,7 @@ class ApiReporter:
             series.count += 1
             series.last_observed = now
             series.last_observed_wall = wall
+            self._series.move_to_end(key)
             if series.created and series.sent_count < 2:
                 self._make_ready(("event", key))  # the count=2 patch goes at once
             elif series.created:
@@ -392,6 +394,7 @@ class ApiReporter:
             event_time=format_micro_time(wall),
         )
         self._series[key] = _Series(body=body, count=1, last_observed=now, last_observed_wall=wall)
+        self._series.move_to_end(key)  # a quiet series of the same key starts again
         self._make_ready(("event", key))
         return key
 
@@ -463,10 +466,14 @@ class ApiReporter:
             if due <= now:
                 del self._deferred[job]
                 self._ready[job] = None
-        for key, series in list(self._series.items()):
+        quiet: list[tuple[EventKey, _Series]] = []
+        for key, series in self._series.items():
+            if now - series.last_observed <= self._series_window:
+                break  # every later series was observed more recently
+            quiet.append((key, series))
+        for key, series in quiet:
             job = ("event", key)
-            quiet = now - series.last_observed > self._series_window
-            if not quiet or job in self._ready or job in self._deferred or job in self._in_flight:
+            if job in self._ready or job in self._deferred or job in self._in_flight:
                 continue
             if series.count > series.sent_count and series.created:
                 self._ready[job] = None  # the final count of a finished series

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -102,6 +102,11 @@ class ListingSession:
 
     async def list_json(self, path: str, **_: Any) -> tuple[list[dict[str, Any]], str]:
         return (self.nodes if path.endswith("/nodes") else self.pods), "1"
+
+    async def list_pages(
+        self, path: str, **_: Any
+    ) -> AsyncIterator[tuple[list[dict[str, Any]], str]]:
+        yield await self.list_json(path)
 
     patches: list[tuple[str, Any]] = field(default_factory=list)  # (path, body)
 

@@ -73,6 +73,12 @@ class FakeSession:
         items = self._answer(Call("LIST", path, params))
         return list(items or []), "1"
 
+    async def list_pages(
+        self, path: str, *, params: Any = None, **_: Any
+    ) -> AsyncIterator[tuple[list[Any], str]]:
+        """The same list as `list_json`, as a single page."""
+        yield await self.list_json(path, params=params)
+
     def of(self, method: str, fragment: str = "") -> list[Call]:
         return [c for c in self.calls if c.method == method and fragment in c.path]
 

@@ -12,6 +12,7 @@ reproduces each case (see `quantity_form`) so that it places such pods and nodes
 
 from __future__ import annotations
 
+import functools
 from decimal import Decimal
 
 from berth.engine.errors import FieldError
@@ -66,6 +67,14 @@ def parse_quantity(value: object) -> Quantity:
         raise FieldError(
             "", f"invalid quantity {brief(text)}: longer than {MAX_QUANTITY_LENGTH} characters"
         )
+    return _effective(text)
+
+
+# Every pod of a Deployment repeats the same few texts ("100m", "500Mi"), and every watch
+# event of a pod parses them again: a small memo of the (immutable) results saves most of
+# a pod's parse. Errors are raised each time, never remembered.
+@functools.lru_cache(maxsize=4096)
+def _effective(text: str) -> Quantity:
     return parse_text(text).effective()
 
 
