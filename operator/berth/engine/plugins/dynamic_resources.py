@@ -28,7 +28,9 @@ class DynamicResources(UnsupportedFeature):
     name = names.DYNAMIC_RESOURCES
 
     def refusal(self, pod: Pod) -> str | None:
-        return unsupported_message(pod.resource_claims) if pod.resource_claims else None
+        if not pod.resource_claims:
+            return None
+        return unsupported_message(tuple(claim.name for claim in pod.resource_claims))
 
 
 # The fields of kube-scheduler's v1 DynamicResourcesArgs; strict decoding refuses any other.

@@ -14,6 +14,7 @@ from berth.engine.dra.allocations import AllocationResult, parse_allocation
 from berth.engine.dra.claims import ResourceClaim
 from berth.engine.dra.taint_rules import DeviceTaintRule
 from berth.engine.dra.values import DeviceID
+from berth.engine.errors import InvalidObjectError
 from tests.unit.engine.dra.dra_builders import DRIVER, gpus, make_class, make_node, make_slice
 
 
@@ -213,3 +214,29 @@ def test_an_unknown_kind_is_refused() -> None:
         DraObjects().remove("Pod", "x")
     with pytest.raises(ValueError, match="not a DRA kind: 'Pod'"):
         DraObjects().held("Pod")
+
+
+def test_a_generated_claim_knows_its_controlling_pod() -> None:
+    claim = ResourceClaim.from_dict(
+        {
+            "metadata": {
+                "name": "p-gpu-abcde",
+                "namespace": "ns",
+                "ownerReferences": [
+                    {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "pod-uid"},
+                    {"kind": "Pod", "name": "p", "uid": "controller-uid", "controller": True},
+                ],
+            },
+            "spec": {"devices": {"requests": []}},
+        }
+    )
+    assert claim.controller_uid == "controller-uid"
+
+
+def test_a_malformed_taint_rule_names_the_field() -> None:
+    with pytest.raises(
+        InvalidObjectError, match=r"DeviceTaintRule r: spec\.taint\.effect: must be set"
+    ):
+        DeviceTaintRule.from_dict(
+            {"metadata": {"name": "r"}, "spec": {"deviceSelector": {}, "taint": {"key": "k"}}}
+        )
