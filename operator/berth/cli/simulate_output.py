@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from berth.engine.cluster import ClusterState
 from berth.engine.model.quantity import format_amount
+from berth.scheduling.simulated_claims import ClaimDevices
 from berth.scheduling.simulator import Placement, SimulationResult
 
 __all__ = [
@@ -102,8 +103,28 @@ def to_json(result: SimulationResult, warnings: list[str]) -> dict[str, Any]:
         if placement.nominated_node:
             entry["nominatedNode"] = placement.nominated_node
             entry["victims"] = [victim.key for victim in placement.victims]
+        if placement.claims:
+            entry["resourceClaims"] = [_claim_json(claim) for claim in placement.claims]
         pods.append(entry)
     return {"pods": pods, "nodes": nodes, "warnings": warnings}
+
+
+def _claim_json(claim: ClaimDevices) -> dict[str, Any]:
+    """One of a placed pod's DRA claims: the devices its allocation gave each request."""
+    devices = []
+    for device in claim.devices:
+        given: dict[str, Any] = {
+            "request": device.request,
+            "driver": device.driver,
+            "pool": device.pool,
+            "device": device.device,
+        }
+        if device.share_id is not None:
+            given["shareID"] = device.share_id
+        if device.admin_access:
+            given["adminAccess"] = True
+        devices.append(given)
+    return {"name": claim.pod_claim, "resourceClaimName": claim.claim, "devices": devices}
 
 
 def preemption_note(placement: Placement) -> str:
