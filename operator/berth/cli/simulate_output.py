@@ -110,21 +110,12 @@ def to_json(result: SimulationResult, warnings: list[str]) -> dict[str, Any]:
 
 
 def _claim_json(claim: ClaimDevices) -> dict[str, Any]:
-    """One of a placed pod's DRA claims: the devices its allocation gave each request."""
-    devices = []
-    for device in claim.devices:
-        given: dict[str, Any] = {
-            "request": device.request,
-            "driver": device.driver,
-            "pool": device.pool,
-            "device": device.device,
-        }
-        if device.share_id is not None:
-            given["shareID"] = device.share_id
-        if device.admin_access:
-            given["adminAccess"] = True
-        devices.append(given)
-    return {"name": claim.pod_claim, "resourceClaimName": claim.claim, "devices": devices}
+    """One of a placed pod's DRA claims: its allocation's results, as the claim status has them."""
+    return {
+        "name": claim.pod_claim,
+        "resourceClaimName": claim.claim,
+        "devices": [device.to_dict() for device in claim.devices],
+    }
 
 
 def preemption_note(placement: Placement) -> str:

@@ -36,6 +36,7 @@ __all__ = [
     "create_generated_claims",
     "generated_claim_name",
     "placed_devices",
+    "pod_claims_held",
     "settle_assumed_allocations",
 ]
 
@@ -119,8 +120,9 @@ def create_generated_claims(
     return dataclasses.replace(pod, resource_claim_statuses=statuses)
 
 
-def _pod_claims(pod: Pod, dra: DraObjects) -> list[tuple[str, ResourceClaim]]:
-    """(entry name, claim) for each of `pod`'s claims that exists in `dra`."""
+def pod_claims_held(pod: Pod, dra: DraObjects) -> list[tuple[str, ResourceClaim]]:
+    """(entry name, claim) for each of `pod`'s claims that exists in `dra`, in spec order
+    (an entry whose claim cannot be named yet, or was deliberately not made, is left out)."""
     found = []
     for entry in pod.resource_claims:
         try:
@@ -141,7 +143,7 @@ def _pod_claims(pod: Pod, dra: DraObjects) -> list[tuple[str, ResourceClaim]]:
 def settle_assumed_allocations(pod: Pod, dra: DraObjects) -> None:
     """Turn the claims `pod` was given into what the API would hold after its PreBind."""
     consumer = ConsumerReference(resource="pods", name=pod.name, uid=pod.uid)
-    for _, claim in _pod_claims(pod, dra):
+    for _, claim in pod_claims_held(pod, dra):
         if claim.allocation is None:
             continue
         reserved = claim.reserved_for
@@ -163,7 +165,7 @@ def placed_devices(pod: Pod, dra: DraObjects) -> tuple[ClaimDevices, ...]:
             claim=claim.name,
             devices=() if claim.allocation is None else claim.allocation.devices,
         )
-        for entry, claim in _pod_claims(pod, dra)
+        for entry, claim in pod_claims_held(pod, dra)
     )
 
 

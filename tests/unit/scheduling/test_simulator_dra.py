@@ -28,8 +28,7 @@ from berth.engine.framework.status import SUCCESS, Code, Status, unschedulable
 from berth.engine.framework.verdicts import Verdicts, accept_all, reject_where
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
-from berth.engine.model.pod_resource_claims import ClaimNameError, claim_name
-from berth.scheduling.simulated_claims import generated_claim_name
+from berth.scheduling.simulated_claims import generated_claim_name, pod_claims_held
 from berth.scheduling.simulator import Simulation, simulate
 from tests.builders import make_node
 from tests.unit.engine.dra.dra_builders import (
@@ -46,21 +45,7 @@ HOSTNAME = "kubernetes.io/hostname"
 
 
 def _claims(pod: Pod, dra: DraObjects) -> list[ResourceClaim]:
-    found = []
-    for entry in pod.resource_claims:
-        try:
-            resolved = claim_name(
-                namespace=pod.namespace,
-                pod_name=pod.name,
-                entry=entry,
-                statuses=pod.resource_claim_statuses,
-            )
-        except ClaimNameError:
-            continue
-        claim = None if resolved.name is None else dra.claim(pod.namespace, resolved.name)
-        if claim is not None:
-            found.append(claim)
-    return found
+    return [claim for _, claim in pod_claims_held(pod, dra)]
 
 
 @dataclass
