@@ -15,15 +15,20 @@ import asyncio
 import logging
 import random
 
+from berth.engine.cluster.dra import DraObject
 from berth.engine.cluster.storage import StorageObject
+from berth.engine.dra.claims import ResourceClaim
+from berth.engine.framework.events import Action
 from berth.engine.framework.handle import FrameworkServices
 from berth.engine.framework.runtime import Framework
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
 from berth.scheduling.binding_cycle import BindingCycle, GuardedBinder, Term
 from berth.scheduling.cache import SchedulerCache
+from berth.scheduling.cluster_events import watched_event
 from berth.scheduling.failures import FailureHandler
 from berth.scheduling.intake import Intake
+from berth.scheduling.object_intake import DraIntake, StorageIntake
 from berth.scheduling.ports import (
     Binder,
     ExtenderCalls,
@@ -37,7 +42,6 @@ from berth.scheduling.ports import (
 from berth.scheduling.profiles import LiveProfiles
 from berth.scheduling.queue import QueuedPodInfo, SchedulingQueue
 from berth.scheduling.scheduling_cycle import SchedulingCycle
-from berth.scheduling.storage_intake import StorageIntake
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +89,10 @@ class Scheduler:
         self.storage_intake = StorageIntake(
             storage=self.cache.cluster.storage, notify=self.intake.notify
         )
+        # DeviceClasses, ResourceClaims, ResourceSlices and DeviceTaintRules, the same way.
+        self.dra_intake = DraIntake(dra=self.cache.cluster.dra, notify=self.intake.notify)
+        # Claims DynamicResources assumes from its writes, or restores, are claim updates too.
+        self.cache.cluster.dra.on_claim_assumption = self._claim_assumption_changed
         failures = FailureHandler(queue=self.queue, reporter=reporter)
         self.scheduling = SchedulingCycle(
             cache=self.cache,
@@ -155,6 +163,27 @@ class Scheduler:
 
     def reconcile_storage(self, kind: str, listed: list[StorageObject]) -> None:
         self.held.apply(self.storage_intake.reconcile, kind, listed)
+
+    # DRA objects too: a claim allocated half-way through a decision would be counted wrong.
+
+    def on_dra_object(self, obj: DraObject) -> None:
+        self.held.apply(self.dra_intake.on_object, obj)
+
+    def on_dra_deleted(self, kind: str, key: str) -> None:
+        self.held.apply(self.dra_intake.on_deleted, kind, key)
+
+    def begin_dra_listing(self, kind: str) -> None:
+        self.held.apply(self.dra_intake.begin_listing, kind)
+
+    def cancel_dra_listing(self, kind: str) -> None:
+        self.held.apply(self.dra_intake.cancel_listing, kind)
+
+    def reconcile_dra(self, kind: str, listed: list[DraObject]) -> None:
+        self.held.apply(self.dra_intake.reconcile, kind, listed)
+
+    def _claim_assumption_changed(self, old: ResourceClaim, new: ResourceClaim) -> None:
+        # Held like the watch's events: a decision awaiting extenders sees the queue unmoved.
+        self.held.apply(self.intake.notify, watched_event("ResourceClaim", Action.UPDATE), old, new)
 
     # ------------------------------------------------------------------ profiles
 

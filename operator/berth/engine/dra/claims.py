@@ -21,6 +21,7 @@ from berth.engine.dra.requests import (
 )
 from berth.engine.dra.values import parse_object, required_name
 from berth.engine.errors import FieldError
+from berth.engine.model.object_meta import controller_uid
 from berth.engine.model.parsing import (
     RawObject,
     as_list,
@@ -85,6 +86,7 @@ class ResourceClaim:
     reserved_for: tuple[ConsumerReference, ...] = ()
     deletion_timestamp: str | None = None
     resource_version: str = ""
+    controller_uid: str = ""  # the controlling owner's UID (the pod, for a generated claim)
 
     @property
     def key(self) -> str:
@@ -129,6 +131,7 @@ def _parse_claim(raw: RawObject) -> ResourceClaim:
         deletion_timestamp=as_str(metadata.get("deletionTimestamp"), "metadata.deletionTimestamp")
         or None,
         resource_version=as_str(metadata.get("resourceVersion"), "metadata.resourceVersion"),
+        controller_uid=controller_uid(metadata),
     )
 
 

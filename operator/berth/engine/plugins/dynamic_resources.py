@@ -44,7 +44,9 @@ class DynamicResources(UnsupportedFeature):
     name = names.DYNAMIC_RESOURCES
 
     def refusal(self, pod: Pod) -> str | None:
-        return unsupported_message(pod.resource_claims) if pod.resource_claims else None
+        if not pod.resource_claims:
+            return None
+        return unsupported_message(tuple(claim.name for claim in pod.resource_claims))
 
     def pre_filter(self, state: CycleState, pod: Pod) -> PreFilterResult:
         state.write(self.name, _PreFiltered())
