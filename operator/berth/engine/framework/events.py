@@ -26,6 +26,10 @@ class Resource(Enum):
     CSI_DRIVER = "CSIDriver"
     CSI_STORAGE_CAPACITY = "CSIStorageCapacity"
     VOLUME_ATTACHMENT = "VolumeAttachment"
+    # The DRA kinds DynamicResources reads.
+    RESOURCE_CLAIM = "ResourceClaim"
+    DEVICE_CLASS = "DeviceClass"
+    RESOURCE_SLICE = "ResourceSlice"
     WILDCARD = "*"
 
 
