@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from berth.engine.cluster.dra import DraObjects
 from berth.engine.cluster.images import ImageStates
 from berth.engine.cluster.queries import PodQuery, TermKey, term_keys_of
 from berth.engine.cluster.resource_states import ResourceStates
@@ -118,6 +119,9 @@ class ClusterState:
         self._pdbs: dict[tuple[str, str], PodDisruptionBudget] = {}
         # PVs, PVCs, storage classes and the CSI objects the volume plugins read.
         self.storage = StorageObjects()
+        # DeviceClasses, ResourceClaims (with assumed allocations), ResourceSlices and
+        # DeviceTaintRules: what the DynamicResources plugin reads.
+        self.dra = DraObjects()
         self._trial: _Trial | None = None
 
     # ------------------------------------------------------------------ sizes and lookups

@@ -7,6 +7,10 @@ it, an assumed replacement made from that exact version. Readers get the assumed
 while the API's version is still the one it was made from; as soon as the watch delivers a
 newer version (or a deletion), the assumption has served its purpose and is dropped.
 `restore` drops it earlier (Unreserve, a failed PreBind).
+
+As upstream's assume cache, an assumption may also be made from a version newer than the
+API's (the object an API write returned, before the watch reports it); the watch's version
+replaces it once it is at least as new.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ class AssumeStore(Generic[T]):
         previous = self._api.get(key)
         self._api[key] = obj
         assumed = self._assumed.get(key)
-        if assumed is not None and assumed.resource_version != obj.resource_version:
+        if assumed is not None and _caught_up(obj, assumed=assumed, previous=previous):
             del self._assumed[key]
         return previous
 
@@ -74,13 +78,13 @@ class AssumeStore(Generic[T]):
         """Readers see `obj` instead of the API version it was made from.
 
         Raises `AssumeConflictError` when the store does not hold the object or holds a
-        different version of it (the caller's copy is out of date).
+        newer version of it (the caller's copy is out of date).
         """
         key = obj.key
         stored = self._api.get(key)
         if stored is None:
             raise AssumeConflictError(f"{self.kind} {key!r} is not in the cache")
-        if stored.resource_version != obj.resource_version:
+        if _older(obj.resource_version, stored.resource_version):
             raise AssumeConflictError(
                 f"{self.kind} {key!r} is out of sync "
                 f"(stored: {stored.resource_version}, assume: {obj.resource_version})"
@@ -120,3 +124,30 @@ class AssumeStore(Generic[T]):
 
     def keys(self) -> Iterable[str]:
         return self._api.keys()
+
+
+def _version(resource_version: str) -> int | None:
+    # Resource versions are opaque strings; etcd's are integers, which upstream compares.
+    return int(resource_version) if resource_version.isdigit() else None
+
+
+def _older(version: str, than: str) -> bool:
+    """Whether `version` is older than `than` (unless both are integers: whether they differ)."""
+    mine, theirs = _version(version), _version(than)
+    if mine is None or theirs is None:
+        return version != than
+    return mine < theirs
+
+
+def _caught_up(api: Versioned, *, assumed: Versioned, previous: Versioned | None) -> bool:
+    """Whether the API's new version `api` supersedes the assumed one.
+
+    It does when newer than the assumption, or equal to an assumption that was ahead of
+    the API's previous version (the watch now reports what a write returned). A re-delivery
+    of the very version the assumption was made from leaves it standing.
+    """
+    if _older(assumed.resource_version, api.resource_version):
+        return True
+    if api.resource_version != assumed.resource_version:
+        return False
+    return previous is not None and _older(previous.resource_version, assumed.resource_version)

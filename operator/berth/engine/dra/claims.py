@@ -21,6 +21,7 @@ from berth.engine.dra.requests import (
 )
 from berth.engine.dra.values import parse_object, required_name
 from berth.engine.errors import FieldError
+from berth.engine.model.object_meta import controller_uid
 from berth.engine.model.parsing import (
     RawObject,
     as_list,
@@ -85,6 +86,7 @@ class ResourceClaim:
     reserved_for: tuple[ConsumerReference, ...] = ()
     deletion_timestamp: str | None = None
     resource_version: str = ""
+    controller_uid: str = ""  # the controlling owner's UID (the pod, for a generated claim)
     finalizers: tuple[str, ...] = ()
     allocation_timestamp: str | None = None  # status.allocation.allocationTimestamp
     # status.devices: the drivers' conditions per allocated device, which binding conditions
@@ -136,6 +138,7 @@ def _parse_claim(raw: RawObject) -> ResourceClaim:
         deletion_timestamp=as_str(metadata.get("deletionTimestamp"), "metadata.deletionTimestamp")
         or None,
         resource_version=as_str(metadata.get("resourceVersion"), "metadata.resourceVersion"),
+        controller_uid=controller_uid(metadata),
         finalizers=_names(metadata.get("finalizers"), "metadata.finalizers"),
         allocation_timestamp=None
         if allocation is None

@@ -26,6 +26,11 @@ class DeviceClass:
     selectors: tuple[str, ...]  # CEL expressions, all of which must match
     config: tuple[Mapping[str, Any], ...] = ()  # opaque DeviceConfigurations, as written
     extended_resource_name: str | None = None
+    resource_version: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.name
 
     @classmethod
     def from_dict(cls, raw: RawObject) -> DeviceClass:
@@ -35,6 +40,7 @@ class DeviceClass:
 
 def _parse_class(raw: RawObject) -> DeviceClass:
     name = required_name(raw.get("metadata"), "metadata")
+    metadata = as_map(raw.get("metadata"), "metadata")
     spec = as_map(raw.get("spec"), "spec")
     selectors = []
     for index, item in enumerate(as_list(spec.get("selectors"), "spec.selectors")):
@@ -52,4 +58,5 @@ def _parse_class(raw: RawObject) -> DeviceClass:
         ),
         extended_resource_name=as_str(spec.get("extendedResourceName"), "spec.extendedResourceName")
         or None,
+        resource_version=as_str(metadata.get("resourceVersion"), "metadata.resourceVersion"),
     )

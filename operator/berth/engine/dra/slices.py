@@ -47,6 +47,7 @@ __all__ = [
     "PoolRef",
     "ResourceSlice",
     "ValidRange",
+    "parse_device_taint",
 ]
 
 
@@ -136,6 +137,11 @@ class ResourceSlice:
     per_device_node_selection: bool
     devices: tuple[Device, ...]
     shared_counters: tuple[CounterSet, ...] = ()
+    resource_version: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.name
 
     @classmethod
     def from_dict(cls, raw: RawObject) -> ResourceSlice:
@@ -145,6 +151,7 @@ class ResourceSlice:
 
 def _parse_slice(raw: RawObject) -> ResourceSlice:
     name = required_name(raw.get("metadata"), "metadata")
+    metadata = as_map(raw.get("metadata"), "metadata")
     spec = as_map(raw.get("spec"), "spec")
     driver = as_str(spec.get("driver"), "spec.driver")
     if not driver:
@@ -184,6 +191,7 @@ def _parse_slice(raw: RawObject) -> ResourceSlice:
             )
             for index, item in enumerate(as_list(spec.get("sharedCounters"), "spec.sharedCounters"))
         ),
+        resource_version=as_str(metadata.get("resourceVersion"), "metadata.resourceVersion"),
     )
 
 
@@ -246,7 +254,7 @@ def _parse_device(raw: object, field: str, *, per_device: bool) -> Device:
         if allow_multiple is None
         else as_bool(allow_multiple, f"{field}.allowMultipleAllocations"),
         taints=tuple(
-            _parse_taint(item, f"{field}.taints[{index}]")
+            parse_device_taint(item, f"{field}.taints[{index}]")
             for index, item in enumerate(as_list(device.get("taints"), f"{field}.taints"))
         ),
     )
@@ -305,7 +313,8 @@ def _parse_capacity(raw: object, field: str) -> DeviceCapacity:
     )
 
 
-def _parse_taint(raw: object, field: str) -> DeviceTaint:
+def parse_device_taint(raw: object, field: str) -> DeviceTaint:
+    """A DeviceTaint (a device's, or a DeviceTaintRule's spec.taint)."""
     taint = as_map(raw, field)
     key = as_str(taint.get("key"), f"{field}.key")
     if not key:

@@ -21,7 +21,7 @@ from berth.engine.model.parsing import (
     display_name,
 )
 
-__all__ = ["HasMetadata", "ObjectMeta", "parse_object"]
+__all__ = ["HasMetadata", "ObjectMeta", "controller_uid", "parse_object"]
 
 T = TypeVar("T")
 
@@ -88,14 +88,6 @@ def _parse_meta(raw: RawObject, *, namespaced: bool) -> ObjectMeta:
     name = as_str(metadata.get("name"), "metadata.name")
     if not name:
         raise FieldError("metadata.name", "must be set")
-    controller_uid = ""
-    for index, item in enumerate(
-        as_list(metadata.get("ownerReferences"), "metadata.ownerReferences")
-    ):
-        owner = as_map(item, f"metadata.ownerReferences[{index}]")
-        if owner.get("controller") is True:
-            controller_uid = as_str(owner.get("uid"), f"metadata.ownerReferences[{index}].uid")
-            break
     namespace = ""
     if namespaced:
         namespace = as_str(metadata.get("namespace"), "metadata.namespace") or "default"
@@ -107,8 +99,19 @@ def _parse_meta(raw: RawObject, *, namespaced: bool) -> ObjectMeta:
         labels=as_string_map(metadata.get("labels"), "metadata.labels"),
         annotations=as_string_map(metadata.get("annotations"), "metadata.annotations"),
         deleting=metadata.get("deletionTimestamp") is not None,
-        controller_uid=controller_uid,
+        controller_uid=controller_uid(metadata),
     )
+
+
+def controller_uid(metadata: Mapping[str, object]) -> str:
+    """The UID of the ownerReference with `controller: true` in `metadata`, or ""."""
+    for index, item in enumerate(
+        as_list(metadata.get("ownerReferences"), "metadata.ownerReferences")
+    ):
+        owner = as_map(item, f"metadata.ownerReferences[{index}]")
+        if owner.get("controller") is True:
+            return as_str(owner.get("uid"), f"metadata.ownerReferences[{index}].uid")
+    return ""
 
 
 def parse_object(

@@ -32,6 +32,11 @@ from berth.engine.model.parsing import (
     brief,
     display_name,
 )
+from berth.engine.model.pod_resource_claims import (
+    PodResourceClaim,
+    parse_pod_resource_claims,
+    parse_resource_claim_statuses,
+)
 from berth.engine.model.pod_volumes import PodVolume, parse_pod_volumes
 from berth.engine.model.requests import ContainerRequests, compute_pod_requests
 from berth.engine.model.resources import parse_resource_list
@@ -186,7 +191,9 @@ class Pod:
     # generic ephemeral volumes' <pod>-<volume>, in `spec.volumes` order.
     claim_names: tuple[str, ...] = ()
     volumes: tuple[PodVolume, ...] = ()  # spec.volumes, each with its claim or in-line source
-    resource_claims: tuple[str, ...] = ()  # spec.resourceClaims[].name (DRA)
+    resource_claims: tuple[PodResourceClaim, ...] = ()  # spec.resourceClaims (DRA)
+    # status.resourceClaimStatuses: pod claim name -> claim generated from its template.
+    resource_claim_statuses: Mapping[str, str | None] = field(default_factory=dict)
     owner_references: tuple[OwnerReference, ...] = ()
     preemption_policy: str = "PreemptLowerPriority"
     resource_version: str = ""
@@ -529,17 +536,6 @@ def _parse_image_volumes(raw: object) -> tuple[str, ...]:
     return tuple(references)
 
 
-def _parse_resource_claims(raw: object) -> tuple[str, ...]:
-    names = []
-    for index, item in enumerate(as_list(raw, "spec.resourceClaims")):
-        where = f"spec.resourceClaims[{index}]"
-        name = as_str(as_map(item, where).get("name"), f"{where}.name")
-        if not name:
-            raise FieldError(f"{where}.name", "must be set")
-        names.append(name)
-    return tuple(names)
-
-
 def _parse_pod(raw: RawObject) -> Pod:
     metadata = as_map(raw.get("metadata"), "metadata")
     name = as_str(metadata.get("name"), "metadata.name")
@@ -642,7 +638,8 @@ def _parse_pod(raw: RawObject) -> Pod:
         scheduling_gates=gates,
         claim_names=tuple(volume.claim_name for volume in volumes if volume.claim_name),
         volumes=volumes,
-        resource_claims=_parse_resource_claims(spec.get("resourceClaims")),
+        resource_claims=parse_pod_resource_claims(spec.get("resourceClaims")),
+        resource_claim_statuses=parse_resource_claim_statuses(status.get("resourceClaimStatuses")),
         owner_references=tuple(owners),
         preemption_policy=as_str(spec.get("preemptionPolicy"), "spec.preemptionPolicy")
         or "PreemptLowerPriority",

@@ -81,7 +81,7 @@ class DynamicResources:
     # ------------------------------------------------------------------ before the cycle
 
     def pre_enqueue(self, pod: Pod) -> Status:
-        if not pod.resource_claim_refs:
+        if not pod.resource_claims:
             return SUCCESS
         try:
             pod_claims(pod, self._live())
@@ -95,7 +95,7 @@ class DynamicResources:
     # ------------------------------------------------------------------ the scheduling cycle
 
     def pre_filter(self, state: CycleState, pod: Pod) -> PreFilterResult:
-        if not pod.resource_claim_refs:
+        if not pod.resource_claims:
             return PreFilterResult(SKIP)
         prepared = prepare(
             pod,

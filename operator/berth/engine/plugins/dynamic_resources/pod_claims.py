@@ -10,51 +10,40 @@ from __future__ import annotations
 
 from berth.engine.dra.claims import ResourceClaim
 from berth.engine.model.pod import Pod
+from berth.engine.model.pod_resource_claims import ClaimNameError, claim_name
 from berth.engine.plugins.dynamic_resources.cache import DraCache, visible_claim
 
-__all__ = ["ClaimsNotReady", "claim_names", "pod_claims"]
+__all__ = ["ClaimsNotReady", "pod_claims"]
 
 
 class ClaimsNotReady(Exception):
     """The pod cannot be scheduled yet; `str()` is kube-scheduler's reason."""
 
 
-def claim_names(pod: Pod) -> list[tuple[str, bool]]:
-    """(claim name, whether the claim must be checked to belong to the pod) per entry.
-
-    Entries whose generated claim was intentionally not created are left out; raises
-    `ClaimsNotReady` when a template's claim has not been created yet.
-    """
-    names: list[tuple[str, bool]] = []
-    for ref in pod.resource_claim_refs:
-        if ref.claim_name is not None:
-            names.append((ref.claim_name, False))
-        elif ref.template_name is not None:
-            if ref.name not in pod.resource_claim_statuses:
-                raise ClaimsNotReady(
-                    f'pod "{pod.namespace}/{pod.name}": ResourceClaim not created yet'
-                )
-            generated = pod.resource_claim_statuses[ref.name]
-            if generated is not None:
-                names.append((generated, True))
-        else:
-            raise ClaimsNotReady(
-                f'pod "{pod.namespace}/{pod.name}", spec.resourceClaim "{ref.name}": '
-                "none of the supported fields are set"
-            )
-    return names
-
-
 def pod_claims(pod: Pod, cache: DraCache) -> list[ResourceClaim]:
-    """The pod's claims in `spec.resourceClaims` order; raises `ClaimsNotReady`."""
+    """The pod's claims in `spec.resourceClaims` order (entries needing none left out).
+
+    Raises `ClaimsNotReady` for the first entry whose claim cannot be used yet.
+    """
     claims = []
-    for name, must_check_owner in claim_names(pod):
-        claim = visible_claim(cache, pod.namespace, name)
+    for entry in pod.resource_claims:
+        try:
+            resolved = claim_name(
+                namespace=pod.namespace,
+                pod_name=pod.name,
+                entry=entry,
+                statuses=pod.resource_claim_statuses,
+            )
+        except ClaimNameError as failure:
+            raise ClaimsNotReady(str(failure)) from None
+        if resolved.name is None:
+            continue
+        claim = visible_claim(cache, pod.namespace, resolved.name)
         if claim is None:
-            raise ClaimsNotReady(f'could not find ResourceClaim "{pod.namespace}/{name}"')
+            raise ClaimsNotReady(f'could not find ResourceClaim "{pod.namespace}/{resolved.name}"')
         if claim.deletion_timestamp is not None:
             raise ClaimsNotReady(f'resourceclaim "{claim.name}" is being deleted')
-        if must_check_owner and claim.controller_uid != pod.uid:
+        if resolved.generated and claim.controller_uid != pod.uid:
             raise ClaimsNotReady(
                 f"ResourceClaim {claim.namespace}/{claim.name} was not created for Pod "
                 f"{pod.namespace}/{pod.name} (Pod is not owner)"
