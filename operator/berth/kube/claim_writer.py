@@ -30,7 +30,7 @@ from berth.kube.api import ApiError, ApiSession, ApiTransportError, JsonObject
 from berth.kube.binder import NOT_HOLDING_LEASE
 from berth.kube.lease import WriteFence
 
-__all__ = ["ApiClaimWriter", "FINALIZER", "claim_path", "status_patch"]
+__all__ = ["FINALIZER", "ApiClaimWriter", "claim_path", "status_patch"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +43,11 @@ def claim_path(namespace: str, name: str) -> str:
 
 
 def _consumer(consumer: ConsumerReference) -> JsonObject:
-    written: JsonObject = {"resource": consumer.resource, "name": consumer.name, "uid": consumer.uid}
+    written: JsonObject = {
+        "resource": consumer.resource,
+        "name": consumer.name,
+        "uid": consumer.uid,
+    }
     if consumer.api_group:
         written["apiGroup"] = consumer.api_group
     return written
@@ -174,9 +178,7 @@ class ApiClaimWriter:
         path = claim_path(claim.namespace, claim.name) + "/status"
         await self._session.patch_json(path, body, content_type=content_type)
 
-    def _background(
-        self, what: str, claim: ResourceClaim, work: Coroutine[Any, Any, None]
-    ) -> None:
+    def _background(self, what: str, claim: ResourceClaim, work: Coroutine[Any, Any, None]) -> None:
         async def logged() -> None:
             try:
                 await work

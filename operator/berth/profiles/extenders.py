@@ -16,11 +16,9 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from berth.engine.model.durations import parse_go_duration
 from berth.engine.errors import FieldError, shown
 from berth.engine.extenders import (
     DEFAULT_HTTP_TIMEOUT_SECONDS,
@@ -30,6 +28,7 @@ from berth.engine.extenders import (
     extended_resource_name_problem,
 )
 from berth.engine.framework.names import NODE_RESOURCES_FIT
+from berth.engine.model.durations import parse_go_duration
 from berth.engine.profile import ProfileConfig
 from berth.profiles.strict import as_object, check_known_fields
 
@@ -56,6 +55,7 @@ _TLS_FIELDS = frozenset(
     {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData"}
 )
 _MANAGED_RESOURCE_FIELDS = frozenset({"name", "ignoredByScheduler"})
+
 
 # Go's time.ParseDuration: an optional sign, then decimal numbers each with a unit.
 def _string(raw: Mapping[Any, Any], key: str, where: str) -> str:

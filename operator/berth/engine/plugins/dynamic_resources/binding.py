@@ -49,14 +49,14 @@ def reserve(prepared: PodClaims, cache: DraCache, node_name: str) -> Status:
     for index, allocation in zip(pending, results, strict=True):
         claim = prepared.claims[index]
         prepared.reserved[index] = allocation
-        finalizers = claim.finalizers if FINALIZER in claim.finalizers else (*claim.finalizers, FINALIZER)
+        finalizers = (
+            claim.finalizers if FINALIZER in claim.finalizers else (*claim.finalizers, FINALIZER)
+        )
         cache.assume_claim(dataclasses.replace(claim, allocation=allocation, finalizers=finalizers))
     return SUCCESS
 
 
-def unreserve(
-    prepared: PodClaims, pod: Pod, cache: DraCache, writer: ClaimStatusWriter
-) -> None:
+def unreserve(prepared: PodClaims, pod: Pod, cache: DraCache, writer: ClaimStatusWriter) -> None:
     for index, claim in enumerate(prepared.claims):
         # An allocation decided in this cycle is dropped whether or not PreBind wrote it.
         if prepared.reserved[index] is not None:

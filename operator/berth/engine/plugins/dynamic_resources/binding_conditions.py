@@ -32,7 +32,9 @@ class BindingFailed(Exception):
 
 def has_binding_conditions(claim: ResourceClaim) -> bool:
     allocation = claim.allocation
-    return allocation is not None and any(device.binding_conditions for device in allocation.devices)
+    return allocation is not None and any(
+        device.binding_conditions for device in allocation.devices
+    )
 
 
 def claim_ready(claim: ResourceClaim) -> bool:

@@ -55,7 +55,9 @@ class DraCache(Protocol):
     def restore_claim(self, namespace: str, name: str) -> None: ...
 
 
-def _split(cache: DraCache, namespace: str, name: str) -> tuple[ResourceClaim | None, AllocationResult | None]:
+def _split(
+    cache: DraCache, namespace: str, name: str
+) -> tuple[ResourceClaim | None, AllocationResult | None]:
     latest = cache.claim(namespace, name)
     if latest is None or latest.allocation is None or not cache.is_assumed(namespace, name):
         return latest, None

@@ -68,9 +68,7 @@ def prepare(
             continue
         pending += 1
         if in_flight(cache, claim) is not None:
-            return unresolvable(
-                f"resource claim {claim.key} is in the process of being allocated"
-            )
+            return unresolvable(f"resource claim {claim.key} is in the process of being allocated")
         refusal = _check_classes(claim, cache)
         if refusal is not None:
             return refusal

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from berth.engine.cluster import ClusterState, NodeSlots
 from berth.engine.dra.cel import CelError, compile_selector
-from berth.engine.dra.selection import SelectorCache
+from berth.engine.dra.selection import CompiledSelector, SelectorCache
 from berth.engine.framework import names
 from berth.engine.framework.claim_port import ClaimStatusWriter, UnservedClaimWriter
 from berth.engine.framework.cycle_state import CycleState
@@ -48,6 +48,10 @@ __all__ = ["DEALLOCATED", "DynamicResources", "new_plugin"]
 DEALLOCATED = "deallocation of ResourceClaim completed"
 
 
+def _compile(expression: str) -> CompiledSelector:
+    return compile_selector(expression)
+
+
 class _Inert:
     """The event recorder of a plugin built without a handle."""
 
@@ -73,7 +77,7 @@ class DynamicResources:
         self._events = events
         self._clock = clock
         # Compiled selectors outlive the cycle, as upstream's CEL cache does.
-        self._selectors = SelectorCache(compile_selector, errors=(CelError,))
+        self._selectors = SelectorCache(_compile, errors=(CelError,))
 
     def _live(self) -> DraCache:
         return self._cluster().dra

@@ -22,7 +22,9 @@ FIRST_AVAILABLE_MAX = 8  # resource.k8s.io's limit on a firstAvailable list
 
 def score_nodes(state: CycleState, slots: NodeSlots, prepared: PodClaims) -> Scores:
     scores = np.zeros(slots.size, dtype=np.int64)
-    if not any(request.first_available for claim in prepared.claims for request in claim.spec.requests):
+    if not any(
+        request.first_available for claim in prepared.claims for request in claim.spec.requests
+    ):
         return scores  # nothing to prefer: every node scores 0
     node_at = state.cluster.node_at
     for position, slot in enumerate(slots.tolist()):
