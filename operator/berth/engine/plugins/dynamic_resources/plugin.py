@@ -192,10 +192,10 @@ def new_plugin(args: PluginArgs | None, handle: Handle | None = None) -> Dynamic
         return DynamicResources(
             parsed, cluster=lambda: alone, writer=lambda: unserved, events=_Inert
         )
-    services = handle.services
+    # The services are attached when a scheduler starts serving the profile, after building.
     return DynamicResources(
         parsed,
-        cluster=lambda: services.cluster,
-        writer=lambda: services.claims,
-        events=lambda: services.events,
+        cluster=lambda: handle.services.cluster,
+        writer=lambda: handle.services.claims,
+        events=lambda: handle.services.events,
     )
