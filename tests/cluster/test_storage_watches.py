@@ -8,12 +8,8 @@ API after changes the watch did not see.
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Callable
 from typing import Any
 
-import kopf
 import pytest
 
 from berth.controlplane import LocalControlPlane
@@ -21,6 +17,7 @@ from berth.controlplane.objects import unique_name
 from berth.kube import handlers
 from berth.kube.api import ApiSession, connection_info_from_kubeconfig
 from berth.kube.app import BerthApp, Settings
+from tests.cluster.in_process_watch import api_ready, kopf_watching, until
 from tests.fakes import FakeBinder, FakeReporter
 from tests.storage_builders import (
     make_attachment,
@@ -35,20 +32,6 @@ from tests.storage_builders import (
 pytestmark = pytest.mark.cluster
 
 STORAGE = "/apis/storage.k8s.io/v1"
-
-
-async def _until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
-
-
-def _api_ready(raw: dict[str, Any]) -> dict[str, Any]:
-    """What the API server accepts on create: no resourceVersion, uid or status."""
-    metadata = {k: v for k, v in raw["metadata"].items() if k not in ("resourceVersion", "uid")}
-    return {k: v for k, v in {**raw, "metadata": metadata}.items() if k != "status"}
 
 
 async def test_the_storage_watches_fill_the_cache_and_a_relist_converges_it(
@@ -107,31 +90,14 @@ async def test_the_storage_watches_fill_the_cache_and_a_relist_converges_it(
     def held(kind: str) -> dict[str, Any]:
         return storage.held(kind)
 
-    registry = kopf.OperatorRegistry()
-    handlers.watch_storage(registry)
-
-    @kopf.on.login(registry=registry)
-    def login(**_: Any) -> kopf.ConnectionInfo:
-        return info
-
-    stop = asyncio.Event()
-    operator = asyncio.create_task(
-        kopf.operator(
-            registry=registry,
-            memo=kopf.Memo(berth=app),
-            clusterwide=True,
-            standalone=True,
-            stop_flag=stop,
-        )
-    )
     cluster_scoped: list[str] = []
-    try:
+    async with kopf_watching(app, info=info, register=handlers.watch_storage):
         for kind, (path, raw) in created.items():
-            await session.post_json(path, _api_ready(raw))
+            await session.post_json(path, api_ready(raw))
             if "/namespaces/" not in path:
                 cluster_scoped.append(f"{path}/{keys[kind]}")
         for kind, key in keys.items():
-            await _until(lambda kind=kind, key=key: key in held(kind), f"{kind} {key}")
+            await until(lambda kind=kind, key=key: key in held(kind), f"{kind} {key}")
 
         claim = storage.claim(namespace, "data")
         assert claim is not None and claim.requested == 2 * 1024**3
@@ -148,16 +114,13 @@ async def test_the_storage_watches_fill_the_cache_and_a_relist_converges_it(
             f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/data",
             {"metadata": {"annotations": {"volume.kubernetes.io/selected-node": node}}},
         )
-        await _until(
+        await until(
             lambda: (c := storage.claim(namespace, "data")) is not None and c.selected_node == node,
             "the claim's selected node",
         )
         await session.delete_json(f"{STORAGE}/csidrivers/{tag}.csi.test")
         cluster_scoped.remove(f"{STORAGE}/csidrivers/{tag}.csi.test")
-        await _until(lambda: f"{tag}.csi.test" not in held("CSIDriver"), "the driver's deletion")
-    finally:
-        stop.set()
-        await asyncio.wait_for(operator, timeout=30)
+        await until(lambda: f"{tag}.csi.test" not in held("CSIDriver"), "the driver's deletion")
 
     # With the watch stopped, the API changes; a re-list (as on taking the lead) converges.
     try:
@@ -165,7 +128,7 @@ async def test_the_storage_watches_fill_the_cache_and_a_relist_converges_it(
         cluster_scoped.remove(f"{STORAGE}/storageclasses/{tag}-fast")
         await session.post_json(
             f"/api/v1/namespaces/{namespace}/persistentvolumeclaims",
-            _api_ready(make_pvc("later", namespace).obj()),
+            api_ready(make_pvc("later", namespace).obj()),
         )
         await app._reconcile_from_api()
         assert f"{tag}-fast" not in held("StorageClass")

@@ -398,6 +398,20 @@ EXPECTED_PERMISSIONS = {
         )
         for verb in ("get", "list", "watch")
     ),
+    # Dynamic Resource Allocation: upstream's system:kube-scheduler grants under v1.37's default
+    # gates, without DRAExtendedResource's create/delete of claims (not implemented).
+    *(
+        ("resource.k8s.io", resource, verb, "*")
+        for resource in ("deviceclasses", "resourceslices", "devicetaintrules")
+        for verb in ("get", "list", "watch")
+    ),
+    *(
+        ("resource.k8s.io", resource, verb, "*")
+        for resource in ("resourceclaims", "resourceclaims/status")
+        for verb in ("get", "list", "watch", "update", "patch")
+    ),
+    ("resource.k8s.io", "resourceclaims/binding", "update", "*"),
+    ("resource.k8s.io", "resourceclaims/binding", "patch", "*"),
 }
 
 

@@ -24,11 +24,13 @@ from berth.engine.model.node import Node
 from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
 from berth.kube.api import ApiError, ApiSession, ApiTransportError
+from berth.kube.dra_kinds import DRA_KINDS, dra_kind_named
 from berth.kube.extender_calls import ExtenderMetrics, HttpExtenders, api_pod_reader
 from berth.kube.lease import LeaseElector
 from berth.kube.observer import PrometheusObserver
 from berth.kube.settings import Settings
 from berth.kube.storage_kinds import STORAGE_KINDS, storage_kind_named
+from berth.kube.watched_kinds import WatchedKind
 from berth.scheduling.loop import Scheduler
 from berth.scheduling.ports import Binder, MonotonicClock, Preemptor, Reporter
 
@@ -45,6 +47,30 @@ def _readable(parse: Callable[[dict[str, Any]], T], raw: dict[str, Any]) -> T | 
     except InvalidObjectError as error:
         logger.warning("Ignoring an object Berth cannot read: %s", error)
         return None
+
+
+def _deliver(
+    watched: WatchedKind[T] | None,
+    kind: str,
+    event_type: str | None,
+    raw: dict[str, Any],
+    *,
+    on_object: Callable[[T], None],
+    on_deleted: Callable[[str, str], None],
+) -> None:
+    """A watch event of a storage or DRA kind, parsed and handed on; a deletion by its key."""
+    if watched is None:
+        raise ValueError(f"not a watched kind: {kind!r}")
+    if event_type == "DELETED":
+        key = watched.key_of(raw)
+        if key is None:
+            logger.warning("Ignoring a deleted %s without a readable metadata.name", kind)
+        else:
+            on_deleted(kind, key)
+        return
+    obj = _readable(watched.parse, raw)
+    if obj is not None:
+        on_object(obj)
 
 
 @dataclass(slots=True)
@@ -122,19 +148,28 @@ class BerthApp:
 
     def on_storage_event(self, kind: str, event_type: str | None, raw: dict[str, Any]) -> None:
         """A PV, PVC, storage class or CSI object; an unreadable update keeps the last good one."""
-        watched = storage_kind_named(kind)
-        if watched is None:
-            raise ValueError(f"not a watched storage kind: {kind!r}")
-        if event_type == "DELETED":
-            key = watched.key_of(raw)
-            if key is None:
-                logger.warning("Ignoring a deleted %s without a readable metadata.name", kind)
-            else:
-                self.scheduler.on_storage_deleted(kind, key)
-            return
-        obj = _readable(watched.parse, raw)
-        if obj is not None:
-            self.scheduler.on_storage_object(obj)
+        scheduler = self.scheduler
+        _deliver(
+            storage_kind_named(kind),
+            kind,
+            event_type,
+            raw,
+            on_object=scheduler.on_storage_object,
+            on_deleted=scheduler.on_storage_deleted,
+        )
+
+    def on_dra_event(self, kind: str, event_type: str | None, raw: dict[str, Any]) -> None:
+        """A DeviceClass, ResourceClaim, ResourceSlice or DeviceTaintRule; an unreadable update
+        keeps the last good one."""
+        scheduler = self.scheduler
+        _deliver(
+            dra_kind_named(kind),
+            kind,
+            event_type,
+            raw,
+            on_object=scheduler.on_dra_object,
+            on_deleted=scheduler.on_dra_deleted,
+        )
 
     def on_pdb_event(self, event_type: str | None, raw: dict[str, Any]) -> None:
         """A PodDisruptionBudget for preemption; an unreadable update keeps the last good one."""
@@ -242,30 +277,56 @@ class BerthApp:
         self.synced = True
 
     async def _reconcile_storage_from_api(self) -> None:
-        """List every storage kind the volume plugins read; the watch wins over the listing.
+        """List every storage kind the volume plugins read and every DRA kind DynamicResources
+        reads; the watch wins over the listing.
 
-        A kind Berth may not list (its ClusterRole predates the volume plugins) is reported
-        and left as the watch has it: kopf cannot watch it either, and scheduling every pod
-        that uses no volume beats scheduling none.
+        A kind Berth may not list (its ClusterRole predates the plugin) is reported and left
+        as the watch has it: kopf cannot watch it either, and scheduling every pod that needs
+        none of it beats scheduling none.
         """
         scheduler = self.scheduler
-        for watched in STORAGE_KINDS:
-            scheduler.begin_storage_listing(watched.kind)
+        await self._reconcile_kinds(
+            STORAGE_KINDS,
+            reader="the volume plugins",
+            begin=scheduler.begin_storage_listing,
+            cancel=scheduler.cancel_storage_listing,
+            reconcile=scheduler.reconcile_storage,
+        )
+        await self._reconcile_kinds(
+            DRA_KINDS,
+            reader="DynamicResources",
+            begin=scheduler.begin_dra_listing,
+            cancel=scheduler.cancel_dra_listing,
+            reconcile=scheduler.reconcile_dra,
+        )
+
+    async def _reconcile_kinds(
+        self,
+        kinds: tuple[WatchedKind[T], ...],
+        *,
+        reader: str,
+        begin: Callable[[str], None],
+        cancel: Callable[[str], None],
+        reconcile: Callable[[str, list[T]], None],
+    ) -> None:
+        for watched in kinds:
+            begin(watched.kind)
             try:
                 raw_objects, _ = await self.session.list_json(watched.list_path)
             except ApiError as failure:
                 if failure.status != 403:
                     raise
-                scheduler.cancel_storage_listing(watched.kind)
+                cancel(watched.kind)
                 logger.error(
-                    "Cannot list %s (%s): the volume plugins see none; Berth's ClusterRole "
+                    "Cannot list %s (%s): %s sees none; Berth's ClusterRole "
                     "needs get, list and watch on %s",
                     watched.plural,
                     failure,
+                    reader,
                     watched.plural,
                 )
                 continue
-            scheduler.reconcile_storage(
+            reconcile(
                 watched.kind,
                 [obj for raw in raw_objects if (obj := _readable(watched.parse, raw)) is not None],
             )

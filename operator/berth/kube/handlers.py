@@ -6,7 +6,7 @@ a thread hop per event). Async handlers run on the event loop, one at a time
 between awaits, which is exactly the ordering the cache relies on.
 
 Pods, nodes and every other object Berth reads but does not own (namespaces,
-workloads, PodDisruptionBudgets, the storage kinds) are watched with `@kopf.on.event` only:
+workloads, PodDisruptionBudgets, the storage and DRA kinds) are watched with `@kopf.on.event` only:
 state-tracking handlers, daemons or timers on them would write annotations or
 finalizers onto them. The one daemon is on our own SchedulerProfile resources:
 kopf peering stops daemons while this replica is paused, which makes them the
@@ -27,7 +27,9 @@ from typing import Any
 import kopf
 
 from berth.kube import wiring
-from berth.kube.storage_kinds import STORAGE_KINDS, StorageKind
+from berth.kube.dra_kinds import DRA_KINDS
+from berth.kube.storage_kinds import STORAGE_KINDS
+from berth.kube.watched_kinds import WatchedKind
 from berth.kube.workloads import workload_from_dict
 
 logger = logging.getLogger(__name__)
@@ -110,31 +112,47 @@ async def pdb_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
     memo.berth.on_pdb_event(event["type"], event["object"])
 
 
-StorageHandler = Callable[..., Awaitable[None]]
+KindHandler = Callable[..., Awaitable[None]]
 
 
-def _watch_storage(watched: StorageKind, registry: kopf.OperatorRegistry | None) -> StorageHandler:
-    async def storage_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
-        memo.berth.on_storage_event(watched.kind, event["type"], event["object"])
+def _watch_kind(
+    watched: WatchedKind[object], app_method: str, registry: kopf.OperatorRegistry | None
+) -> KindHandler:
+    """Register an event handler passing `watched`'s events to the app's `app_method`."""
 
-    storage_event.__name__ = storage_event.__qualname__ = f"{watched.plural}_event"
+    async def kind_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+        getattr(memo.berth, app_method)(watched.kind, event["type"], event["object"])
+
+    kind_event.__name__ = kind_event.__qualname__ = f"{watched.plural}_event"
     if watched.group:
         on_event = kopf.on.event(watched.group, watched.version, watched.plural, registry=registry)
     else:
         on_event = kopf.on.event(watched.version, watched.plural, registry=registry)
-    on_event(storage_event)
-    return storage_event
+    on_event(kind_event)
+    return kind_event
 
 
-def watch_storage(registry: kopf.OperatorRegistry | None = None) -> dict[str, StorageHandler]:
+def watch_storage(registry: kopf.OperatorRegistry | None = None) -> dict[str, KindHandler]:
     """An event handler per storage kind the volume plugins read (storage_kinds.py), registered
     on `registry` (kopf's default one when None); returned by kind."""
-    return {watched.kind: _watch_storage(watched, registry) for watched in STORAGE_KINDS}
+    return {
+        watched.kind: _watch_kind(watched, "on_storage_event", registry)
+        for watched in STORAGE_KINDS
+    }
+
+
+def watch_dra(registry: kopf.OperatorRegistry | None = None) -> dict[str, KindHandler]:
+    """An event handler per DRA kind DynamicResources reads (dra_kinds.py), registered on
+    `registry` (kopf's default one when None); returned by kind."""
+    return {watched.kind: _watch_kind(watched, "on_dra_event", registry) for watched in DRA_KINDS}
 
 
 # PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
 # CSIStorageCapacities and VolumeAttachments, by kind.
 STORAGE_HANDLERS = watch_storage()
+
+# DeviceClasses, ResourceClaims, ResourceSlices and DeviceTaintRules, by kind.
+DRA_HANDLERS = watch_dra()
 
 
 @kopf.on.event(GROUP, VERSION, PROFILES)

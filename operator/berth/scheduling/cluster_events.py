@@ -47,11 +47,27 @@ def assigned_pod_update_event(old: Pod, new: Pod) -> ClusterEvent | None:
 
 _ACTION_LABELS = {Action.ADD: "Add", Action.UPDATE: "Update", Action.DELETE: "Delete"}
 
+# kube-scheduler names the resources of non-core kinds with their API group, and so labels
+# their events (metrics' `event`): "storage.k8s.io/CSINodeAdd".
+_GROUP_OF = {
+    "StorageClass": "storage.k8s.io",
+    "CSINode": "storage.k8s.io",
+    "CSIDriver": "storage.k8s.io",
+    "CSIStorageCapacity": "storage.k8s.io",
+    "VolumeAttachment": "storage.k8s.io",
+    "DeviceClass": "resource.k8s.io",
+    "ResourceClaim": "resource.k8s.io",
+    "ResourceSlice": "resource.k8s.io",
+}
 
-def storage_event(kind: str, action: Action) -> ClusterEvent:
-    """The event for an added, updated or deleted storage object of `kind` (its API kind name).
+
+def watched_event(kind: str, action: Action) -> ClusterEvent:
+    """The event for an added, updated or deleted storage or DRA object of `kind` (its API
+    kind name).
 
     Like kube-scheduler's generic handlers for these kinds, an update is plain `Update`
     (every update flavour), so a registration for any update of the kind matches it.
     """
-    return ClusterEvent(Resource(kind), action, f"{kind}{_ACTION_LABELS[action]}")
+    group = _GROUP_OF.get(kind)
+    resource = f"{group}/{kind}" if group else kind
+    return ClusterEvent(Resource(kind), action, f"{resource}{_ACTION_LABELS[action]}")

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import random
 
+from berth.engine.cluster.dra import DraObject
 from berth.engine.cluster.storage import StorageObject
 from berth.engine.framework.handle import FrameworkServices
 from berth.engine.framework.runtime import Framework
@@ -24,6 +25,7 @@ from berth.scheduling.binding_cycle import BindingCycle, GuardedBinder, Term
 from berth.scheduling.cache import SchedulerCache
 from berth.scheduling.failures import FailureHandler
 from berth.scheduling.intake import Intake
+from berth.scheduling.object_intake import DraIntake, StorageIntake
 from berth.scheduling.ports import (
     Binder,
     ExtenderCalls,
@@ -37,7 +39,6 @@ from berth.scheduling.ports import (
 from berth.scheduling.profiles import LiveProfiles
 from berth.scheduling.queue import QueuedPodInfo, SchedulingQueue
 from berth.scheduling.scheduling_cycle import SchedulingCycle
-from berth.scheduling.storage_intake import StorageIntake
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +86,8 @@ class Scheduler:
         self.storage_intake = StorageIntake(
             storage=self.cache.cluster.storage, notify=self.intake.notify
         )
+        # DeviceClasses, ResourceClaims, ResourceSlices and DeviceTaintRules, the same way.
+        self.dra_intake = DraIntake(dra=self.cache.cluster.dra, notify=self.intake.notify)
         failures = FailureHandler(queue=self.queue, reporter=reporter)
         self.scheduling = SchedulingCycle(
             cache=self.cache,
@@ -155,6 +158,23 @@ class Scheduler:
 
     def reconcile_storage(self, kind: str, listed: list[StorageObject]) -> None:
         self.held.apply(self.storage_intake.reconcile, kind, listed)
+
+    # DRA objects too: a claim allocated half-way through a decision would be counted wrong.
+
+    def on_dra_object(self, obj: DraObject) -> None:
+        self.held.apply(self.dra_intake.on_object, obj)
+
+    def on_dra_deleted(self, kind: str, key: str) -> None:
+        self.held.apply(self.dra_intake.on_deleted, kind, key)
+
+    def begin_dra_listing(self, kind: str) -> None:
+        self.held.apply(self.dra_intake.begin_listing, kind)
+
+    def cancel_dra_listing(self, kind: str) -> None:
+        self.held.apply(self.dra_intake.cancel_listing, kind)
+
+    def reconcile_dra(self, kind: str, listed: list[DraObject]) -> None:
+        self.held.apply(self.dra_intake.reconcile, kind, listed)
 
     # ------------------------------------------------------------------ profiles
 

@@ -104,6 +104,8 @@ def pod_change_events(old: Pod, new: Pod, *, is_target_pod: bool) -> list[Cluste
     # API validation only lets tolerations be added, so a length change is the whole story.
     if len(new.tolerations) != len(old.tolerations):
         actions.append(Action.UPDATE_POD_TOLERATIONS)
+    if new.resource_claim_statuses != old.resource_claim_statuses:
+        actions.append(Action.UPDATE_POD_GENERATED_RESOURCE_CLAIM)
     if not actions:
         actions.append(Action.UPDATE)
     return [ClusterEvent(resource, action) for action in actions]

@@ -19,6 +19,7 @@ WATCH_HANDLERS = [
     handlers.pdb_event,
     handlers.profile_event,
     *handlers.STORAGE_HANDLERS.values(),
+    *handlers.DRA_HANDLERS.values(),
 ]
 
 

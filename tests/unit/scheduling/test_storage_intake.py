@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from berth.engine.cluster.storage import StorageObjects
 from berth.engine.framework.events import Action, ClusterEvent, Resource
-from berth.scheduling.cluster_events import storage_event
-from berth.scheduling.storage_intake import StorageIntake
+from berth.scheduling.cluster_events import watched_event
+from berth.scheduling.object_intake import StorageIntake
 from tests.storage_builders import make_class, make_csi_node, make_pv, make_pvc
 
 Event = tuple[ClusterEvent, object, object]
@@ -53,7 +53,7 @@ def test_add_update_delete_become_storage_events() -> None:
 
 
 def test_a_registration_for_any_update_matches_a_storage_update() -> None:
-    update = storage_event("CSINode", Action.UPDATE)
+    update = watched_event("CSINode", Action.UPDATE)
     assert ClusterEvent(Resource.CSI_NODE, Action.UPDATE).matches(update)
     assert ClusterEvent(Resource.CSI_NODE, Action.ADD | Action.UPDATE).matches(update)
     assert not ClusterEvent(Resource.CSI_NODE, Action.ADD).matches(update)
