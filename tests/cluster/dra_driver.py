@@ -12,7 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.controlplane import LocalControlPlane
-from tests.cluster.helpers import get_pod, make_nodes, pod_body, poll, unique_name
+from tests.cluster.helpers import (
+    create_namespace,
+    get_pod,
+    make_nodes,
+    pod_body,
+    poll,
+    unique_name,
+)
 
 __all__ = ["RESOURCE", "Gpu", "World", "make_world"]
 
@@ -132,14 +139,13 @@ class World:
         return poll(generated, timeout=30, description=f"the claim generated for {pod}")
 
 
-def make_world(
-    plane: LocalControlPlane, namespace: str, scheduler: str, nodes: list[list[Gpu]]
-) -> World:
-    """Nodes `<group>-n-<i>` with the GPUs listed for node i, one slice per node with GPUs."""
+def make_world(plane: LocalControlPlane, scheduler: str, nodes: list[list[Gpu]]) -> World:
+    """Nodes `<group>-n-<i>` with the GPUs listed for node i, one slice per node with GPUs,
+    and a namespace of its own for the claims and pods."""
     group = unique_name("dra")
     world = World(
         plane=plane,
-        namespace=namespace,
+        namespace=create_namespace(plane, group),
         scheduler=scheduler,
         group=group,
         driver=f"{group}.gpu.test",

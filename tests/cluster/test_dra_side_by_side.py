@@ -42,11 +42,10 @@ def worlds(
     control_plane: LocalControlPlane,
     kube_scheduler: object,
     berth: BerthReplica,
-    namespace: str,
 ) -> Iterator[Callable[[list[list[Gpu]]], tuple[World, World]]]:
     def build(nodes: list[list[Gpu]]) -> tuple[World, World]:
-        ours = make_world(control_plane, namespace, SCHEDULER, nodes)
-        theirs = make_world(control_plane, namespace, DEFAULT_SCHEDULER, nodes)
+        ours = make_world(control_plane, SCHEDULER, nodes)
+        theirs = make_world(control_plane, DEFAULT_SCHEDULER, nodes)
         wait_berth_sees_all_nodes(control_plane, berth)
         return ours, theirs
 
