@@ -146,7 +146,7 @@ class ApiClaimWriter:
         try:
             answer = await self._session.patch_json(path, operations, content_type="json-patch")
         except ApiError as failure:
-            if failure.status == 422 and "test operation" in failure.message:
+            if failure.status == 422 and "testing value" in failure.message:
                 raise ApiError(409, "Conflict", failure.message) from None  # a stale version
             raise _Refused(f"add finalizer to claim {claim.key}: {_text(failure)}") from None
         return ResourceClaim.from_dict(answer)
