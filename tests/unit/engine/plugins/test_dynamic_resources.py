@@ -347,3 +347,19 @@ def test_args(args: dict[str, str] | None, expected: DynamicResourcesArgs) -> No
 def test_bad_args(args: dict[str, object], problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
         new_plugin(args)
+
+
+def test_reserve_refuses_when_the_claim_changed_since_pre_filter() -> None:
+    cluster = gpu_cluster({"n1": 1})
+    raw = claim_raw("a")
+    add_claim(cluster, raw)
+    plugin = plugin_for(cluster)
+    pod = make_pod("p").claim("gpu", "a").build()
+    state = CycleState(cluster)
+    plugin.pre_filter(state, pod)
+    verdicts_by_node(plugin, state, pod)
+    raw["metadata"]["resourceVersion"] = "7"
+    add_claim(cluster, raw)
+    status = plugin.reserve(state, pod, "n1")
+    assert status.code is Code.ERROR
+    assert status.reasons[0].startswith("internal error, couldn't signal allocation for claim a: ")

@@ -10,8 +10,10 @@ ready. Unreserve drops the assumptions and takes the pod out of `reservedFor` ag
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
+from berth.engine.cluster.storage_assume import AssumeConflictError
 from berth.engine.dra.claims import ConsumerReference
 from berth.engine.framework.claim_port import ClaimStatusWriter
 from berth.engine.framework.handle import EventRecorder
@@ -52,7 +54,14 @@ def reserve(prepared: PodClaims, cache: DraCache, node_name: str) -> Status:
         finalizers = (
             claim.finalizers if FINALIZER in claim.finalizers else (*claim.finalizers, FINALIZER)
         )
-        cache.assume_claim(dataclasses.replace(claim, allocation=allocation, finalizers=finalizers))
+        try:
+            cache.assume_claim(
+                dataclasses.replace(claim, allocation=allocation, finalizers=finalizers)
+            )
+        except AssumeConflictError as conflict:
+            return error(
+                f"internal error, couldn't signal allocation for claim {claim.name}: {conflict}"
+            )
     return SUCCESS
 
 
@@ -88,7 +97,9 @@ async def pre_bind(
         if answer.claim is None:
             return error(answer.error)
         prepared.claims[index] = answer.claim  # Unreserve works with the written claim
-        cache.assume_claim(answer.claim)
+        with contextlib.suppress(AssumeConflictError):
+            # The watch already brought a newer version: that one is better than our answer.
+            cache.assume_claim(answer.claim)
     if not any(has_binding_conditions(claim) for claim in prepared.claims):
         return SUCCESS
     events.record(
