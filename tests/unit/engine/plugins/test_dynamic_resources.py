@@ -363,3 +363,58 @@ def test_reserve_refuses_when_the_claim_changed_since_pre_filter() -> None:
     status = plugin.reserve(state, pod, "n1")
     assert status.code is Code.ERROR
     assert status.reasons[0].startswith("internal error, couldn't signal allocation for claim a: ")
+
+
+def _waiting_on_conditions(devices: list[dict[str, object]] | None = None) -> dict[str, object]:
+    raw = claim_raw("c")
+    status = _allocated_on("n1")
+    result = status["allocation"]["devices"]["results"][0]  # type: ignore[index]
+    result["bindingConditions"] = ["attached"]
+    result["bindingFailureConditions"] = ["failed"]
+    status["allocation"]["allocationTimestamp"] = "2026-11-26T10:00:00Z"  # type: ignore[index]
+    if devices is not None:
+        status["devices"] = devices
+    raw["status"] = status
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("devices", "seconds_later", "usable"),
+    [
+        (None, 60, True),
+        (None, 700, False),
+        (
+            [
+                {
+                    "driver": "gpu.example.com",
+                    "pool": "n1",
+                    "device": "gpu-0",
+                    "conditions": [
+                        {"type": "failed", "status": "True", "reason": "Broken", "message": "x"}
+                    ],
+                }
+            ],
+            60,
+            False,
+        ),
+    ],
+    ids=["still-preparing", "timed-out", "failed"],
+)
+def test_an_allocated_claim_whose_devices_failed_or_timed_out_is_not_available(
+    devices: list[dict[str, object]] | None, seconds_later: int, usable: bool
+) -> None:
+    from datetime import datetime
+
+    cluster = gpu_cluster({"n1": 1})
+    add_claim(cluster, _waiting_on_conditions(devices))
+    allocated = datetime.fromisoformat("2026-11-26T10:00:00+00:00").timestamp()
+    plugin = plugin_for(cluster, FakeClaimWriter(now=allocated + seconds_later))
+    pod = make_pod("p").uid("p").claim("gpu", "c").build()
+    state = CycleState(cluster)
+    plugin.pre_filter(state, pod)
+    expected = (
+        (Code.SUCCESS, ())
+        if usable
+        else (UNRESOLVABLE, ("resourceclaim not available on the node",))
+    )
+    assert verdicts_by_node(plugin, state, pod) == {"n1": expected}
