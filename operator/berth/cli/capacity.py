@@ -111,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
         default=loaded.default_framework(),
         seed=args.seed,
         storage=inputs.storage,
+        dra=inputs.dra,
     )
     result = count_replicas(simulation, template, limit=args.max)
     if args.output == "json":

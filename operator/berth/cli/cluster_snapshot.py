@@ -2,8 +2,9 @@
 
 A dry run is only worth something when it starts from what the scheduler sees. This module lists
 what Berth's live cache holds (nodes, bound non-terminal pods, PodDisruptionBudgets, namespace
-labels, the Services and controllers PodTopologySpread's system defaults read, and the storage
-objects the volume plugins read), and the
+labels, the Services and controllers PodTopologySpread's system defaults read, the storage
+objects the volume plugins read and the DRA objects DynamicResources reads, with the
+ResourceClaimTemplates the simulation makes claims from), and the
 SchedulerProfiles, and parses each object with the same parsers as the operator. Like the operator,
 it skips an object it cannot read with a warning instead of giving up on the cluster. Pending pods
 of the cluster are not placed: only the pods of `--pods` are. Nothing is written: every request is
@@ -23,6 +24,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from berth.cli.dra_input import load_dra
 from berth.cli.input_files import InputError
 from berth.cli.progress import listing_progress
 from berth.cli.simulate_input import (
@@ -47,9 +49,12 @@ from berth.kube.api import (
     ApiTransportError,
     connection_info_from_kubeconfig,
 )
+from berth.kube.dra_kinds import DRA_INPUT_KINDS
 from berth.kube.storage_kinds import STORAGE_KINDS
+from berth.kube.watched_kinds import WatchedKind
 from berth.kube.workloads import workload_from_dict
 from berth.profiles import load_profile
+from berth.scheduling.simulated_claims import DraInputObject
 
 __all__ = [
     "LISTED_RESOURCES",
@@ -80,7 +85,8 @@ LISTED_RESOURCES = (
     "nodes, pods, namespaces, services, replicationcontrollers, apps/replicasets, "
     "apps/statefulsets, policy/poddisruptionbudgets, berth.dev/schedulerprofiles, "
     "persistentvolumeclaims, persistentvolumes, storage.k8s.io/storageclasses, csinodes, "
-    "csidrivers, csistoragecapacities, volumeattachments"
+    "csidrivers, csistoragecapacities, volumeattachments, resource.k8s.io/deviceclasses, "
+    "resourceclaims, resourceclaimtemplates, resourceslices, devicetaintrules"
 )
 CLUSTER = "the cluster"
 
@@ -102,6 +108,8 @@ class ClusterSnapshot:
     nominated: dict[str, list[Pod]] = field(default_factory=dict)
     # PVs, claims, storage classes and CSI objects, as the volume plugins read them.
     storage: list[StorageObject] = field(default_factory=list)
+    # DeviceClasses, ResourceClaims, ResourceSlices, DeviceTaintRules, ResourceClaimTemplates.
+    dra: list[DraInputObject] = field(default_factory=list)
     # The objects behind nodes, bound_pods and pdbs, as listed, for --snapshot-to.
     raw: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
@@ -112,7 +120,7 @@ def add_arguments(parser: argparse.ArgumentParser, source: Any) -> None:
         "--from-cluster",
         action="store_true",
         help="read nodes, bound pods, namespaces, PodDisruptionBudgets, workloads, storage "
-        "objects and SchedulerProfiles from the cluster of the kubeconfig instead of "
+        "and DRA objects and SchedulerProfiles from the cluster of the kubeconfig instead of "
         "--nodes/--existing/--objects. "
         f"Read-only: it only gets and lists ({LISTED_RESOURCES}) and writes nothing. Pending "
         "pods of the cluster are not placed. Without --profile, the cluster's SchedulerProfiles "
@@ -131,7 +139,7 @@ def add_arguments(parser: argparse.ArgumentParser, source: Any) -> None:
         type=Path,
         metavar="DIR",
         help="with --from-cluster, also save what was read as DIR/nodes.yaml, DIR/existing.yaml "
-        "(bound pods and PodDisruptionBudgets), DIR/objects.yaml (storage objects) and "
+        "(bound pods and PodDisruptionBudgets), DIR/objects.yaml (storage and DRA objects) and "
         "DIR/profiles.yaml, for offline runs with --nodes/--existing/--objects/--profile "
         "(namespace labels and workloads are not saved)",
     )
@@ -216,8 +224,8 @@ async def read_snapshot(
     `progress` is told (collections listed, collections in all) as the listing goes."""
     warnings: list[str] = []
     listed = 0
-    # nodes, pods, budgets, namespaces, profiles, workloads, storage kinds
-    collections = 5 + len(WORKLOAD_PATHS) + len(STORAGE_KINDS)
+    # nodes, pods, budgets, namespaces, profiles, workloads, storage and DRA kinds
+    collections = 5 + len(WORKLOAD_PATHS) + len(STORAGE_KINDS) + len(DRA_INPUT_KINDS)
 
     def one_more() -> None:
         nonlocal listed
@@ -262,16 +270,12 @@ async def read_snapshot(
         session, PROFILES, warnings, consequence="kube-scheduler's default profile is used"
     )
     one_more()
-    storage: dict[str, list[tuple[StorageObject, dict[str, Any]]]] = {}
-    for watched in STORAGE_KINDS:
-        raws = await _list_optional(
-            session,
-            watched.list_path,
-            warnings,
-            consequence=f"the volume plugins see no {watched.kind}",
-        )
-        one_more()
-        storage[watched.kind] = _readable(watched.parse, raws or [], warnings)
+    storage = await _list_kinds(
+        session, STORAGE_KINDS, warnings, who_sees="the volume plugins see", listed=one_more
+    )
+    dra = await _list_kinds(
+        session, DRA_INPUT_KINDS, warnings, who_sees="DynamicResources sees", listed=one_more
+    )
     pdbs = _readable(PodDisruptionBudget.from_dict, pdb_raws, warnings)
     return ClusterSnapshot(
         nodes=[node for node, _ in nodes],
@@ -283,13 +287,34 @@ async def read_snapshot(
         warnings=warnings,
         nominated=nominated,
         storage=[obj for objects in storage.values() for obj, _ in objects],
+        dra=[obj for objects in dra.values() for obj, _ in objects],
         raw={
             "Node": [raw for _, raw in nodes],
             "Pod": [raw for _, raw in bound],
             "PodDisruptionBudget": [raw for _, raw in pdbs],
             **{kind: [raw for _, raw in objects] for kind, objects in storage.items()},
+            **{kind: [raw for _, raw in objects] for kind, objects in dra.items()},
         },
     )
+
+
+async def _list_kinds(
+    session: ApiSession,
+    kinds: tuple[WatchedKind[T], ...],
+    warnings: list[str],
+    *,
+    who_sees: str,
+    listed: Callable[[], None],
+) -> dict[str, list[tuple[T, dict[str, Any]]]]:
+    """Each of `kinds`, readable objects with their raw form; `listed` after each collection."""
+    found: dict[str, list[tuple[T, dict[str, Any]]]] = {}
+    for watched in kinds:
+        raws = await _list_optional(
+            session, watched.list_path, warnings, consequence=f"{who_sees} no {watched.kind}"
+        )
+        listed()
+        found[watched.kind] = _readable(watched.parse, raws or [], warnings)
+    return found
 
 
 def read_live(
@@ -321,12 +346,12 @@ SNAPSHOT_API_VERSIONS = {
     "Pod": "v1",
     "PodDisruptionBudget": "policy/v1",
     "SchedulerProfile": "berth.dev/v1alpha1",
-    **{watched.kind: watched.api_version for watched in STORAGE_KINDS},
+    **{watched.kind: watched.api_version for watched in (*STORAGE_KINDS, *DRA_INPUT_KINDS)},
 }
 SNAPSHOT_FILES = {
     "nodes.yaml": ("Node",),
     "existing.yaml": ("Pod", "PodDisruptionBudget"),
-    "objects.yaml": tuple(watched.kind for watched in STORAGE_KINDS),
+    "objects.yaml": tuple(watched.kind for watched in (*STORAGE_KINDS, *DRA_INPUT_KINDS)),
     "profiles.yaml": ("SchedulerProfile",),
 }
 
@@ -379,8 +404,8 @@ def load_cluster_input(
         )
     if getattr(args, "objects", None) is not None:
         raise InputError(
-            "--objects: cannot be combined with --from-cluster (storage objects come from "
-            "the cluster)"
+            "--objects: cannot be combined with --from-cluster (storage and DRA objects come "
+            "from the cluster)"
         )
     profiles = load_profiles(args.profile, registry=registry) if args.profile else None
     progress = listing_progress(sys.stderr)
@@ -412,4 +437,5 @@ def load_cluster_input(
         namespaces=snapshot.namespaces,
         workloads=snapshot.workloads,
         storage=load_storage([(CLUSTER, obj) for obj in snapshot.storage], workload_claims),
+        dra=load_dra([(CLUSTER, obj) for obj in snapshot.dra]),
     )

@@ -124,6 +124,7 @@ def _explain_files(args: argparse.Namespace) -> tuple[Pod, Explanation | str] | 
         profiles=inputs.profiles,
         default=default,
         storage=inputs.storage,
+        dra=inputs.dra,
     )
     return pod, answer
 
@@ -169,6 +170,7 @@ def _explain_live(args: argparse.Namespace) -> tuple[Pod, Explanation | str] | N
         workloads=snapshot.workloads,
         nominated=live.nominated,
         storage=snapshot.storage,
+        dra=snapshot.dra,
     )
     if live.bound_to:
         notes.append(

@@ -83,14 +83,16 @@ def add_input_arguments(
     parser.add_argument(
         "--existing",
         type=Path,
-        help="YAML of Pods already bound (spec.nodeName set), PodDisruptionBudgets and storage "
-        "objects (as --objects)",
+        help="YAML of Pods already bound (spec.nodeName set), PodDisruptionBudgets, storage "
+        "and DRA objects (as --objects)",
     )
     parser.add_argument(
         "--objects",
         type=Path,
         help="YAML of PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, "
-        "CSIDrivers, CSIStorageCapacities and VolumeAttachments",
+        "CSIDrivers, CSIStorageCapacities, VolumeAttachments, and of DeviceClasses, "
+        "ResourceClaims, ResourceClaimTemplates, ResourceSlices and DeviceTaintRules "
+        "(Dynamic Resource Allocation)",
     )
     parser.add_argument(
         "--profile",

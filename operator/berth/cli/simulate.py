@@ -104,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
             namespaces=inputs.namespaces,
             workloads=inputs.workloads,
             storage=inputs.storage,
+            dra=inputs.dra,
             progress=terminal_progress(sys.stderr, total=len(inputs.pods)),
             explain=args.explain,
             extenders=extenders,

@@ -132,6 +132,7 @@ def compare(
         profiles=second_profiles,
         seed=args.seed,
         storage=inputs.storage,
+        dra=inputs.dra,
         extenders=extenders,
     )
     labels = (str(args.profile or "default"), str(args.compare))

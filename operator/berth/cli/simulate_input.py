@@ -1,5 +1,5 @@
 """The input of `berth simulate`: nodes, pods (written out or as workloads), bound pods,
-PodDisruptionBudgets, storage objects and profiles, checked as one cluster.
+PodDisruptionBudgets, storage and DRA objects and profiles, checked as one cluster.
 
 Each file is read with the bounded loader and each object with the engine's parsers. Then the
 objects are checked together, because a cluster cannot hold two nodes or two pods of one name, or
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from berth.cli.dra_input import DRA_KIND_NAMES, load_dra, parse_dra_object
 from berth.cli.input_files import InputError, objects_of_kind, read_objects
 from berth.cli.storage_input import (
     STORAGE_KIND_NAMES,
@@ -36,6 +37,7 @@ from berth.engine.model.pod import Pod
 from berth.engine.model.storage import PersistentVolumeClaim
 from berth.engine.registry import Registry
 from berth.profiles import load_profile
+from berth.scheduling.simulated_claims import DraInputObject
 
 __all__ = ["SimulationInput", "load_input", "load_pods", "refuse_duplicate_pods"]
 
@@ -55,6 +57,8 @@ class SimulationInput:
     workloads: list[Workload] = field(default_factory=list)
     # PVs, claims, storage classes and CSI objects (--existing, --objects, StatefulSet claims).
     storage: list[StorageObject] = field(default_factory=list)
+    # DeviceClasses, ResourceClaims, ResourceClaimTemplates, ResourceSlices, DeviceTaintRules.
+    dra: list[DraInputObject] = field(default_factory=list)
 
 
 def _pod_as_read(raw: Mapping[str, Any]) -> Pod:
@@ -223,21 +227,32 @@ def load_input(args: argparse.Namespace, *, registry: Registry | None = None) ->
     pods, workload_claims = load_pods(args.pods, nodes)
     existing: list[Pod] = []
     pdb_raws: list[Mapping[str, Any]] = []
-    storage_raws: list[tuple[Path, Mapping[str, Any]]] = []
+    object_raws: list[tuple[Path, Mapping[str, Any]]] = []
+    object_kinds = (*STORAGE_KIND_NAMES, *DRA_KIND_NAMES)
     if args.existing:
-        for raw in read_objects(args.existing, ("Pod", PDB_KIND, *STORAGE_KIND_NAMES)):
+        for raw in read_objects(args.existing, ("Pod", PDB_KIND, *object_kinds)):
             if raw.get("kind") == PDB_KIND:
                 pdb_raws.append(raw)
             elif raw.get("kind") == "Pod":
                 existing.append(_parse(args.existing, "Pod", raw))
             else:
-                storage_raws.append((args.existing, raw))
+                object_raws.append((args.existing, raw))
     if getattr(args, "objects", None):
-        storage_raws += [
-            (args.objects, raw) for raw in read_objects(args.objects, STORAGE_KIND_NAMES)
-        ]
+        object_raws += [(args.objects, raw) for raw in read_objects(args.objects, object_kinds)]
     storage = load_storage(
-        [(path, parse_storage_object(path, raw)) for path, raw in storage_raws], workload_claims
+        [
+            (path, parse_storage_object(path, raw))
+            for path, raw in object_raws
+            if raw.get("kind") in STORAGE_KIND_NAMES
+        ],
+        workload_claims,
+    )
+    dra = load_dra(
+        [
+            (path, parse_dra_object(path, raw))
+            for path, raw in object_raws
+            if raw.get("kind") in DRA_KIND_NAMES
+        ]
     )
     refuse_duplicate_pods(
         [(args.pods, pod) for pod in pods] + [(args.existing, pod) for pod in existing]
@@ -254,4 +269,5 @@ def load_input(args: argparse.Namespace, *, registry: Registry | None = None) ->
         profiles=profiles,
         warnings=warnings,
         storage=storage,
+        dra=dra,
     )

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from berth.engine.cluster import ClusterState
 from berth.engine.model.quantity import format_amount
+from berth.scheduling.simulated_claims import ClaimDevices
 from berth.scheduling.simulator import Placement, SimulationResult
 
 __all__ = [
@@ -102,8 +103,19 @@ def to_json(result: SimulationResult, warnings: list[str]) -> dict[str, Any]:
         if placement.nominated_node:
             entry["nominatedNode"] = placement.nominated_node
             entry["victims"] = [victim.key for victim in placement.victims]
+        if placement.claims:
+            entry["resourceClaims"] = [_claim_json(claim) for claim in placement.claims]
         pods.append(entry)
     return {"pods": pods, "nodes": nodes, "warnings": warnings}
+
+
+def _claim_json(claim: ClaimDevices) -> dict[str, Any]:
+    """One of a placed pod's DRA claims: its allocation's results, as the claim status has them."""
+    return {
+        "name": claim.pod_claim,
+        "resourceClaimName": claim.claim,
+        "devices": [device.to_dict() for device in claim.devices],
+    }
 
 
 def preemption_note(placement: Placement) -> str:

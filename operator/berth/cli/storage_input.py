@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from berth.cli.input_files import InputError
+from berth.cli.kind_input import parse_as, refuse_repeated
 from berth.engine.cluster.storage import StorageObject, storage_kind
 from berth.engine.errors import FieldError, InvalidObjectError
-from berth.engine.model.parsing import as_list, as_map, brief_name, display_name
+from berth.engine.model.parsing import as_list, as_map, display_name
 from berth.engine.model.pod import Pod
 from berth.engine.model.storage import (
     ANN_BIND_COMPLETED,
@@ -58,24 +59,12 @@ def parse_storage_object(path: Path | str, raw: Mapping[str, Any]) -> StorageObj
     watched = storage_kind_named(str(raw.get("kind")))
     if watched is None:
         raise ValueError(f"not a storage kind: {raw.get('kind')!r}")
-    try:
-        return watched.parse(raw)
-    except InvalidObjectError as error:
-        raise InputError(f"{path}: {error}") from None
+    return parse_as(watched, path, raw)
 
 
 def refuse_repeated_storage(objects: Sequence[tuple[Path | str, StorageObject]]) -> None:
     """A cluster holds one object of each kind and key; a second would silently replace the first."""
-    seen: dict[tuple[str, str], Path | str] = {}
-    for path, obj in objects:
-        kind = storage_kind(obj)
-        where = seen.get((kind, obj.key))
-        if where is not None:
-            raise InputError(
-                f"{path}: {kind} {brief_name(obj.key)}: metadata.name: another {kind} in {where} "
-                "has this name"
-            )
-        seen[(kind, obj.key)] = path
+    refuse_repeated(objects, lambda obj: (storage_kind(obj), obj.key))
 
 
 def _default_class(objects: Sequence[StorageObject]) -> str | None:

@@ -24,6 +24,7 @@ from berth.engine.algorithm import (
 from berth.engine.cluster import ClusterState, Workload
 from berth.engine.cluster.storage import StorageObject
 from berth.engine.diagnosis import one_node_message
+from berth.engine.dra.claims import ResourceClaimTemplate
 from berth.engine.explain import Explanation, explain_pod, explain_preemption
 from berth.engine.extended_decision import ExtenderCall, schedule_with_extenders
 from berth.engine.framework.runtime import Framework
@@ -34,6 +35,14 @@ from berth.engine.model.pod import Pod
 from berth.engine.nominated import NominatedPods
 from berth.scheduling.extender_steps import drive_blocking, drive_without_calls
 from berth.scheduling.simulated_binding import create_ephemeral_claims, settle_assumed_bindings
+from berth.scheduling.simulated_claims import (
+    ClaimDevices,
+    DraInputObject,
+    claim_templates,
+    create_generated_claims,
+    placed_devices,
+    settle_assumed_allocations,
+)
 
 # Answers one extender call of a decision (berth simulate calls the extenders over HTTP).
 ExtenderAnswers = Callable[[ExtenderCall], object]
@@ -49,6 +58,8 @@ class Placement:
     nominated_node: str | None = None
     victims: tuple[Pod, ...] = ()
     explanation: Explanation | None = None  # with `explain=True`, for pods the scheduler tried
+    # For a placed pod with DRA claims: the devices each claim holds once it is placed.
+    claims: tuple[ClaimDevices, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +75,8 @@ class Simulation:
     of pods, `berth capacity` places copies of one pod until a copy does not fit. With
     `profiles`, a pod is scheduled by the profile named by its schedulerName and skipped when
     there is none; otherwise every pod uses `default`. `pdbs` are honoured by preemption;
-    `namespaces` and `workloads` are the cluster context affinity and spreading defaults read.
+    `namespaces` and `workloads` are the cluster context affinity and spreading defaults read;
+    `storage` the volume plugins' objects, `dra` DynamicResources' (and claim templates).
     """
 
     def __init__(
@@ -79,6 +91,7 @@ class Simulation:
         namespaces: Mapping[str, Mapping[str, str]] | None = None,
         workloads: Sequence[Workload] = (),
         storage: Sequence[StorageObject] = (),
+        dra: Sequence[DraInputObject] = (),
         extenders: ExtenderAnswers | None = None,
     ) -> None:
         if (profiles is None) == (default is None):
@@ -92,7 +105,9 @@ class Simulation:
             namespaces=namespaces,
             workloads=workloads,
             storage=storage,
+            dra=dra,
         )
+        self._templates = claim_templates(dra)
         self._profiles = profiles
         self._default = default
         self._search = SearchState()
@@ -114,11 +129,12 @@ class Simulation:
         self._keys.add(pod.key)
         self._uids.add(pod.uid)
         create_ephemeral_claims(pod, self.cluster.storage)
+        pod = create_generated_claims(pod, self.cluster.dra, self._templates)
         framework = _framework_for(pod, self._profiles, self._default)
         # kube-scheduler sums requests in int64 and absurd amounts wrap there without a word;
         # numpy does the same here, and should not warn about it.
         with np.errstate(over="ignore"):
-            return _place(
+            placement = _place(
                 pod,
                 self.cluster,
                 framework,
@@ -127,6 +143,9 @@ class Simulation:
                 explain=explain,
                 extenders=self._extenders,
             )
+        if placement.node is None or not pod.resource_claims:
+            return placement
+        return replace(placement, claims=placed_devices(placement.pod, self.cluster.dra))
 
 
 def simulate(
@@ -141,6 +160,7 @@ def simulate(
     namespaces: Mapping[str, Mapping[str, str]] | None = None,
     workloads: Sequence[Workload] = (),
     storage: Sequence[StorageObject] = (),
+    dra: Sequence[DraInputObject] = (),
     progress: Callable[[int, int], None] | None = None,
     explain: bool = False,
     extenders: ExtenderAnswers | None = None,
@@ -169,6 +189,7 @@ def simulate(
         namespaces=namespaces,
         workloads=workloads,
         storage=storage,
+        dra=dra,
         extenders=extenders,
     )
     ordered = sorted(enumerate(pods), key=lambda item: (-item[1].priority, item[0]))
@@ -189,10 +210,12 @@ def build_cluster(
     namespaces: Mapping[str, Mapping[str, str]] | None = None,
     workloads: Sequence[Workload] = (),
     storage: Sequence[StorageObject] = (),
+    dra: Sequence[DraInputObject] = (),
 ) -> ClusterState:
-    """The cluster `nodes`, the bound `existing` pods, `pdbs` and the `storage` objects (PVs,
-    claims, classes, CSI objects) make; identities are checked across `pending` pods too, which
-    share the cluster once placed."""
+    """The cluster `nodes`, the bound `existing` pods, `pdbs`, the `storage` objects (PVs,
+    claims, classes, CSI objects) and the `dra` objects (classes, claims, slices, taint rules;
+    templates are the controller's, not the cluster's) make; identities are checked across
+    `pending` pods too, which share the cluster once placed."""
     existing = [_with_uid(pod, "existing") for pod in existing]
     _require_unique([pod.uid for pod in (*pending, *existing)], "pod UIDs")
     _require_unique([pod.key for pod in (*pending, *existing)], "pod namespace/names")
@@ -211,6 +234,9 @@ def build_cluster(
         cluster.set_workload(workload)
     for obj in storage:
         cluster.storage.upsert(obj)
+    for dra_obj in dra:
+        if not isinstance(dra_obj, ResourceClaimTemplate):
+            cluster.dra.upsert(dra_obj)
     return cluster
 
 
@@ -226,12 +252,13 @@ def explain(
     workloads: Sequence[Workload] = (),
     nominated: NominatedPods | None = None,
     storage: Sequence[StorageObject] = (),
+    dra: Sequence[DraInputObject] = (),
 ) -> Explanation | str:
     """Why `pod` would go where it goes on this cluster; or, as a string, why the scheduler
     would not try it at all (bound already, gated, no profile for its schedulerName...).
     `namespaces` gives namespace labels (for namespace selectors), `workloads` the selectors of
     services and controllers (for default spreading), `nominated` the pending pods nominated to
-    each node, `storage` the PVs, claims, classes and CSI objects."""
+    each node, `storage` the PVs, claims, classes and CSI objects, `dra` the DRA objects."""
     if (profiles is None) == (default is None):
         raise ValueError("pass exactly one of profiles= or default=")
     pod = _with_uid(pod, "pending")
@@ -243,8 +270,10 @@ def explain(
         namespaces=namespaces,
         workloads=workloads,
         storage=storage,
+        dra=dra,
     )
     create_ephemeral_claims(pod, cluster.storage)
+    pod = create_generated_claims(pod, cluster.dra, claim_templates(dra))
     framework = _framework_for(pod, profiles, default)
     if pod.node_name and cluster.slot_of(pod.node_name) is not None:
         return f"already assigned to {pod.node_name}: no scheduler places it"
@@ -329,8 +358,9 @@ def _reserve(
     it holds, else the failure message (and the assumption undone).
 
     Reserve is where plugins assume what the pod will hold (VolumeBinding its volume
-    bindings); with no API to write them to, they are then settled as the cluster would
-    settle them, so later pods see them (see simulated_binding).
+    bindings, DynamicResources its allocations); with no API to write them to, they are then
+    settled as the cluster would settle them, so later pods see them (see simulated_binding
+    and simulated_claims).
     """
     node_name = decision.node_name
     cluster.add_pod(pod.assigned_to(node_name))
@@ -340,6 +370,7 @@ def _reserve(
         cluster.remove_pod(pod.uid)
         return one_node_message(node_name, status) if status.is_rejection else status.message
     settle_assumed_bindings(cluster.storage)
+    settle_assumed_allocations(pod, cluster.dra)
     return None
 
 

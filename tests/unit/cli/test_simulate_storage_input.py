@@ -139,7 +139,8 @@ def test_a_stateful_set_brings_its_claims(tmp_path: Path) -> None:
         (
             [make_node("n9").obj()],
             "{objects}: object 1: expected kind PersistentVolumeClaim, PersistentVolume, "
-            "StorageClass, CSINode, CSIDriver, CSIStorageCapacity or VolumeAttachment, got 'Node'",
+            "StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment, DeviceClass, "
+            "ResourceClaim, ResourceSlice, DeviceTaintRule or ResourceClaimTemplate, got 'Node'",
         ),
     ],
     ids=["malformed", "repeated", "wrong-kind"],
@@ -161,8 +162,8 @@ def test_objects_cannot_be_combined_with_from_cluster(tmp_path: Path) -> None:
     outcome = simulate("--from-cluster", "--pods", pods, "--objects", path)
     assert outcome.code == 2
     assert outcome.err == (
-        "berth simulate: --objects: cannot be combined with --from-cluster (storage objects "
-        "come from the cluster)\n"
+        "berth simulate: --objects: cannot be combined with --from-cluster (storage and DRA "
+        "objects come from the cluster)\n"
     )
 
 

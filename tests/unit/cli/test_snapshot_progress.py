@@ -7,6 +7,7 @@ from typing import Any
 
 from berth.cli.cluster_snapshot import WORKLOAD_PATHS, read_snapshot
 from berth.cli.progress import listing_progress
+from berth.kube.dra_kinds import DRA_INPUT_KINDS
 from berth.kube.storage_kinds import STORAGE_KINDS
 
 
@@ -30,7 +31,7 @@ async def test_each_collection_listed_is_reported() -> None:
     cluster = EmptyCluster()
     seen: list[tuple[int, int]] = []
     await read_snapshot(cluster, progress=lambda done, total: seen.append((done, total)))  # type: ignore[arg-type]
-    total = 5 + len(WORKLOAD_PATHS) + len(STORAGE_KINDS)
+    total = 5 + len(WORKLOAD_PATHS) + len(STORAGE_KINDS) + len(DRA_INPUT_KINDS)
     assert seen == [(done, total) for done in range(1, total + 1)]
     assert len(cluster.listed) == total
 

@@ -10,11 +10,11 @@ import kopf
 import pytest
 
 from berth.kube import handlers
-from berth.kube.app import BerthApp, Settings
+from berth.kube.app import BerthApp
 from berth.kube.dra_kinds import DRA_KINDS, dra_kind_named
-from tests.fakes import FakeBinder, FakeReporter
 from tests.unit.engine.dra.dra_builders import gpus, slice_dict
 from tests.unit.kube.fakes import Call, FakeSession, api_error
+from tests.unit.kube.test_storage_watches import make_app
 
 ONE_OF_EACH: dict[str, dict[str, Any]] = {
     "DeviceClass": {"metadata": {"name": "gpu"}, "spec": {}},
@@ -31,15 +31,6 @@ ONE_OF_EACH: dict[str, dict[str, Any]] = {
         },
     },
 }
-
-
-def make_app(session: FakeSession | None = None) -> BerthApp:
-    return BerthApp(
-        settings=Settings(),
-        session=session or FakeSession(),  # type: ignore[arg-type]
-        binder=FakeBinder(),
-        reporter=FakeReporter(),
-    )
 
 
 def held(app: BerthApp, kind: str) -> list[str]:
