@@ -27,6 +27,7 @@ from berth.engine.diagnosis import one_node_message
 from berth.engine.dra.claims import ResourceClaimTemplate
 from berth.engine.explain import Explanation, explain_pod, explain_preemption
 from berth.engine.extended_decision import ExtenderCall, schedule_with_extenders
+from berth.engine.framework.handle import FrameworkServices
 from berth.engine.framework.runtime import Framework
 from berth.engine.model.node import Node
 from berth.engine.model.parsing import brief
@@ -423,6 +424,10 @@ def _skip_reason(pod: Pod, cluster: ClusterState, framework: Framework | None) -
         return f"skipped: no profile serves schedulerName {pod.scheduler_name!r}"
     if pod.terminating:
         return f"skip schedule deleting pod: {pod.key}"
+    if framework.services.cluster is not cluster:
+        # PreEnqueue plugins look the pod's objects up in the cluster their framework serves
+        # (DynamicResources its claims): here that is the simulated cluster, ports inert.
+        framework.serve(FrameworkServices(cluster=cluster))
     gate = framework.run_pre_enqueue(pod)
     if not gate.is_success:
         return gate.message

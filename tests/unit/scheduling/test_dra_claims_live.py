@@ -55,3 +55,30 @@ async def test_a_pod_waiting_for_its_generated_claim_is_not_scheduled() -> None:
     assert scheduler.queue.pop_nowait() is None
     await scheduler.drain_binds()
     assert [name for name, _ in binder.posted] == ["plain"]
+
+
+def test_simulate_with_the_default_profile_allocates_real_devices() -> None:
+    from berth.engine.dra.claims import ResourceClaimTemplate
+    from berth.scheduling.simulator import simulate
+
+    template = ResourceClaimTemplate.from_dict(
+        {
+            "metadata": {"name": "one-gpu", "namespace": "default"},
+            "spec": {"spec": claim_raw("unused")["spec"]},
+        }
+    )
+    pods = [
+        make_pod(f"train-{index}").uid(f"t{index}").resource_claim("gpu", "one-gpu").build()
+        for index in range(3)
+    ]
+    nodes = [make_node(name).capacity(cpu="4", memory="8Gi", pods=10).build() for name in "ab"]
+    result = simulate(
+        nodes=nodes,
+        pods=pods,
+        default=build_framework(default_profile_config()),
+        dra=[GPU_CLASS, make_slice("a-gpus", [device("gpu-0")], node="a"), template],
+    )
+    # One GPU in the cluster: the first pod gets it, the others find no node that can allocate.
+    assert [placement.node for placement in result.placements] == ["a", None, None]
+    assert [d.device for d in result.placements[0].claims[0].devices] == ["gpu-0"]
+    assert "cannot allocate all claims" in result.placements[1].message
