@@ -16,12 +16,13 @@ from tests.cluster.helpers import (
     create_namespace,
     get_pod,
     make_nodes,
+    patch,
     pod_body,
     poll,
     unique_name,
 )
 
-__all__ = ["RESOURCE", "Gpu", "World", "make_world"]
+__all__ = ["RESOURCE", "Gpu", "World", "make_world", "report_device_ready"]
 
 RESOURCE = "/apis/resource.k8s.io/v1"
 
@@ -31,15 +32,20 @@ class Gpu:
     name: str
     model: str = "big"
     pcie_root: str = "root-a"
+    binding_conditions: tuple[str, ...] = ()  # to be reported true before the pod may bind
 
     def body(self) -> dict[str, Any]:
-        return {
+        body: dict[str, Any] = {
             "name": self.name,
             "attributes": {
                 "model": {"string": self.model},
                 "pcieRoot": {"string": self.pcie_root},
             },
         }
+        if self.binding_conditions:
+            body["bindingConditions"] = list(self.binding_conditions)
+            body["bindingFailureConditions"] = ["failed"]
+        return body
 
 
 @dataclass(frozen=True)
@@ -176,3 +182,28 @@ def make_world(plane: LocalControlPlane, scheduler: str, nodes: list[list[Gpu]])
             },
         )
     return world
+
+
+def report_device_ready(world: World, pod: str, condition: str, entry: str = "gpu") -> None:
+    """As a driver does once a device is prepared: a true condition in the claim's status."""
+    claim = world.claim_name(pod, entry)
+    path = f"{RESOURCE}/namespaces/{world.namespace}/resourceclaims/{claim}"
+    results = world.plane.request("GET", path)["status"]["allocation"]["devices"]["results"]
+    devices = [
+        {
+            "driver": result["driver"],
+            "pool": result["pool"],
+            "device": result["device"],
+            "conditions": [
+                {
+                    "type": condition,
+                    "status": "True",
+                    "reason": "Prepared",
+                    "message": "attached by the test driver",
+                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                }
+            ],
+        }
+        for result in results
+    ]
+    patch(world.plane, f"{path}/status", {"status": {"devices": devices}})

@@ -17,7 +17,7 @@ import pytest
 
 from berth.controlplane import LocalControlPlane
 from berth.controlplane.berth_process import BerthReplica
-from tests.cluster.dra_driver import RESOURCE, Gpu, World, make_world
+from tests.cluster.dra_driver import RESOURCE, Gpu, World, make_world, report_device_ready
 from tests.cluster.helpers import (
     DEFAULT_SCHEDULER,
     SCHEDULER,
@@ -240,3 +240,19 @@ def test_a_missing_device_class_gets_kube_schedulers_message(
 
     message = poll(agreed, timeout=45, description="the same FailedScheduling message")
     assert "request gpu: device class <group>-none does not exist" in message
+
+
+def test_binding_conditions_hold_the_pod_until_the_driver_reports_the_device_ready(
+    worlds: Callable[..., tuple[World, World]],
+) -> None:
+    pair = worlds([[Gpu("gpu-0", binding_conditions=("attached",))]])
+    for world in pair:
+        world.claim("one", world.gpus())
+        world.pod("p", gpu={"resourceClaimName": "one"})
+    # PreBind wrote the allocation and now waits for the device: the pod is not bound yet.
+    assert _both(pair, lambda w: w.allocation("p")) == ([("gpu", 0, "gpu-0")],) * 2
+    unbound = _both(pair, lambda w: get_pod(w.plane, w.namespace, "p")["spec"].get("nodeName"))
+    assert unbound == (None, None)
+    for world in pair:
+        report_device_ready(world, "p", "attached")
+    assert _both(pair, lambda w: _placement(w, ["p"])) == ({"p": 0}, {"p": 0})
