@@ -1,4 +1,4 @@
-"""The one fake clock and the one fake binder every test shares."""
+"""The one fake clock, the one fake binder and the one fake volume writer every test shares."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from berth.engine.framework.handle import BindOutcome, BindResult
+from berth.engine.framework.handle import BindOutcome, BindResult, ClaimReference, VolumeWrite
 from berth.engine.model.pod import Pod
 from berth.scheduling.ports import SchedulingReason
 
@@ -67,6 +67,53 @@ class FakeBinder:
         self.posted.append((pod.name, node_name))
         self.bindings.append((pod.uid, node_name))
         return BindResult(self.outcomes.get(pod.name, BindOutcome.BOUND), "test")
+
+
+@dataclass
+class FakeVolumeWriter:
+    """The volume-binding port: records writes, refuses those named in `refuse` (name ->
+    message), answers versions counting up from `next_version`, and on each `pause`
+    advances `clock` and then runs `on_pause` (a test's stand-in for the PV controller)."""
+
+    clock: FakeClock = field(default_factory=FakeClock)
+    refuse: dict[str, str] = field(default_factory=dict)
+    next_version: int = 100
+    volumes: list[tuple[str, str, ClaimReference, bool]] = field(default_factory=list)
+    claims: list[tuple[str, str, str, str]] = field(default_factory=list)  # ns, name, rv, node
+    on_pause: Callable[[], None] | None = None
+    pauses: int = 0
+
+    def _answer(self, name: str) -> VolumeWrite:
+        if name in self.refuse:
+            return VolumeWrite(error=self.refuse[name])
+        self.next_version += 1
+        return VolumeWrite(resource_version=str(self.next_version))
+
+    async def bind_volume(
+        self,
+        *,
+        volume: str,
+        resource_version: str,
+        claim: ClaimReference,
+        bound_by_controller: bool,
+    ) -> VolumeWrite:
+        self.volumes.append((volume, resource_version, claim, bound_by_controller))
+        return self._answer(volume)
+
+    async def select_node(
+        self, *, namespace: str, claim: str, resource_version: str, node_name: str
+    ) -> VolumeWrite:
+        self.claims.append((namespace, claim, resource_version, node_name))
+        return self._answer(claim)
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    async def pause(self, seconds: float) -> None:
+        self.pauses += 1
+        self.clock.advance(seconds)
+        if self.on_pause is not None:
+            self.on_pause()
 
 
 @dataclass

@@ -470,3 +470,63 @@ def metric_samples(replica: BerthReplica, name: str) -> dict[str, float]:
         for sample in family.samples
         if sample.name == name
     }
+
+
+# -- side by side with kube-scheduler ---------------------------------------------------
+
+
+def both_unschedulable(
+    plane: LocalControlPlane,
+    berth: BerthReplica,
+    namespace: str,
+    group: str | None,
+    *,
+    name: str = "",
+    **spec: Any,
+) -> str:
+    """Create the pod for Berth and for kube-scheduler; both must fail with one message."""
+    ours, theirs = f"{name}ours", f"{name}theirs"
+    wait_berth_sees_all_nodes(plane, berth)
+    create(
+        plane,
+        namespace,
+        pod_body(ours, group, **spec),
+        pod_body(theirs, group, scheduler=DEFAULT_SCHEDULER, **spec),
+    )
+    expected = wait_unschedulable(plane, namespace, theirs)
+    actual = wait_unschedulable(plane, namespace, ours)
+    assert actual == expected, f"Berth: {actual!r}\nkube-scheduler: {expected!r}"
+    # The FailedScheduling events say the same (kube-scheduler's event note is the message).
+    notes = {
+        pod: poll(
+            lambda pod=pod: [
+                event["message"]
+                for event in events(plane, namespace, name=pod, reason="FailedScheduling")
+            ],
+            timeout=30,
+            description=f"a FailedScheduling event for {pod}",
+        )
+        for pod in (ours, theirs)
+    }
+    assert notes[ours] == notes[theirs] == [expected]
+    return actual
+
+
+def place_in_turn(
+    plane: LocalControlPlane,
+    berth: BerthReplica,
+    namespace: str,
+    group: str | None,
+    **spec: Any,
+) -> tuple[str, str]:
+    """Berth's pod first, then kube-scheduler's with the same spec; their nodes.
+
+    Berth must have seen every node first: a preference for the last node created
+    is otherwise judged among the nodes its watch has delivered so far.
+    """
+    wait_berth_sees_all_nodes(plane, berth)
+    create(plane, namespace, pod_body("ours", group, **spec))
+    ours = wait_bound(plane, namespace, ["ours"])["ours"]
+    create(plane, namespace, pod_body("theirs", group, scheduler=DEFAULT_SCHEDULER, **spec))
+    theirs = wait_bound(plane, namespace, ["theirs"])["theirs"]
+    return ours, theirs

@@ -17,15 +17,16 @@ import pytest
 from berth.controlplane import LocalControlPlane
 from berth.controlplane.berth_process import BerthReplica
 from tests.cluster.helpers import (
-    DEFAULT_SCHEDULER,
     GROUP_LABEL,
     SCHEDULER,
+    both_unschedulable,
     create,
     events,
     get_pod,
     make_nodes,
     node_kind,
     patch,
+    place_in_turn,
     pod_body,
     poll,
     scheduled_condition,
@@ -44,63 +45,6 @@ ZONE = "topology.kubernetes.io/zone"
 
 def _node_names(group: str, kind: str, count: int) -> list[str]:
     return [f"{group}-{kind}-{index:05d}" for index in range(count)]
-
-
-def _both_unschedulable(
-    plane: LocalControlPlane,
-    berth: BerthReplica,
-    namespace: str,
-    group: str | None,
-    *,
-    name: str = "",
-    **spec: Any,
-) -> str:
-    """Create the pod for Berth and for kube-scheduler; both must fail with one message."""
-    ours, theirs = f"{name}ours", f"{name}theirs"
-    wait_berth_sees_all_nodes(plane, berth)
-    create(
-        plane,
-        namespace,
-        pod_body(ours, group, **spec),
-        pod_body(theirs, group, scheduler=DEFAULT_SCHEDULER, **spec),
-    )
-    expected = wait_unschedulable(plane, namespace, theirs)
-    actual = wait_unschedulable(plane, namespace, ours)
-    assert actual == expected
-    # The FailedScheduling events say the same (kube-scheduler's event note is the message).
-    notes = {
-        pod: poll(
-            lambda pod=pod: [
-                event["message"]
-                for event in events(plane, namespace, name=pod, reason="FailedScheduling")
-            ],
-            timeout=30,
-            description=f"a FailedScheduling event for {pod}",
-        )
-        for pod in (ours, theirs)
-    }
-    assert notes[ours] == notes[theirs] == [expected]
-    return actual
-
-
-def _place_in_turn(
-    plane: LocalControlPlane,
-    berth: BerthReplica,
-    namespace: str,
-    group: str | None,
-    **spec: Any,
-) -> tuple[str, str]:
-    """Berth's pod first, then kube-scheduler's with the same spec; their nodes.
-
-    Berth must have seen every node first: a preference for the last node created
-    is otherwise judged among the nodes its watch has delivered so far.
-    """
-    wait_berth_sees_all_nodes(plane, berth)
-    create(plane, namespace, pod_body("ours", group, **spec))
-    ours = wait_bound(plane, namespace, ["ours"])["ours"]
-    create(plane, namespace, pod_body("theirs", group, scheduler=DEFAULT_SCHEDULER, **spec))
-    theirs = wait_bound(plane, namespace, ["theirs"])["theirs"]
-    return ours, theirs
 
 
 def _anti_affinity(label: str) -> dict[str, Any]:
@@ -139,7 +83,7 @@ def test_resources_fit_message_equals_kube_schedulers(
     for node in _node_names(group, "n", 2):
         for index in range(crowd):
             create(control_plane, namespace, pod_body(f"{node}-{index}", None, nodeName=node))
-    message = _both_unschedulable(control_plane, berth, namespace, group, **request_)
+    message = both_unschedulable(control_plane, berth, namespace, group, **request_)
     assert f"2 {reason}" in message
 
 
@@ -148,7 +92,7 @@ def test_resources_fit_picks_the_node_with_room(
 ) -> None:
     group = make_nodes(control_plane, 2, kind="small", allocatable=SMALL)
     make_nodes(control_plane, 1, group=group, kind="big", allocatable=BIG)
-    ours, theirs = _place_in_turn(control_plane, berth, namespace, group, cpu="1500m")
+    ours, theirs = place_in_turn(control_plane, berth, namespace, group, cpu="1500m")
     assert node_kind(ours, group) == node_kind(theirs, group) == "big"
 
 
@@ -160,7 +104,7 @@ def test_untolerated_no_schedule_taint_message_equals_kube_schedulers(
 ) -> None:
     taint = {"key": "dedicated", "value": "db", "effect": "NoSchedule"}
     group = make_nodes(control_plane, 2, taints=[taint])
-    message = _both_unschedulable(control_plane, berth, namespace, group)
+    message = both_unschedulable(control_plane, berth, namespace, group)
     assert "2 node(s) had untolerated taint(s)" in message
 
     toleration = {"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoSchedule"}
@@ -174,7 +118,7 @@ def test_prefer_no_schedule_taint_is_avoided_like_kube_scheduler(
     taint = {"key": "spot", "value": "true", "effect": "PreferNoSchedule"}
     group = make_nodes(control_plane, 2, kind="tainted", taints=[taint])
     make_nodes(control_plane, 1, group=group, kind="plain")
-    ours, theirs = _place_in_turn(control_plane, berth, namespace, group)
+    ours, theirs = place_in_turn(control_plane, berth, namespace, group)
     assert node_kind(ours, group) == node_kind(theirs, group) == "plain"
 
 
@@ -201,7 +145,7 @@ def test_node_affinity_places_like_kube_scheduler(
     group = make_nodes(control_plane, 2, kind="hdd", labels={"disk": "hdd"})
     make_nodes(control_plane, 1, group=group, kind="ssd", labels={"disk": "ssd"})
     affinity = _node_affinity(required=required, value="ssd")
-    ours, theirs = _place_in_turn(control_plane, berth, namespace, group, affinity=affinity)
+    ours, theirs = place_in_turn(control_plane, berth, namespace, group, affinity=affinity)
     assert node_kind(ours, group) == node_kind(theirs, group) == "ssd"
 
 
@@ -210,7 +154,7 @@ def test_required_node_affinity_message_equals_kube_schedulers(
 ) -> None:
     group = make_nodes(control_plane, 2, labels={"disk": "hdd"})
     affinity = _node_affinity(required=True, value="nvme")
-    message = _both_unschedulable(control_plane, berth, namespace, group, affinity=affinity)
+    message = both_unschedulable(control_plane, berth, namespace, group, affinity=affinity)
     assert "node(s) didn't match Pod's node affinity/selector" in message
 
 
@@ -229,7 +173,7 @@ def test_host_port_conflict(
     assert wait_bound(control_plane, namespace, ["avoids"])["avoids"] == second
 
     # Both nodes now hold the port: the same pod fits nowhere, for either scheduler.
-    message = _both_unschedulable(control_plane, berth, namespace, group, ports=port)
+    message = both_unschedulable(control_plane, berth, namespace, group, ports=port)
     assert "2 node(s) didn't have free ports for the requested pod ports" in message
 
 
@@ -247,7 +191,7 @@ def test_pod_anti_affinity_spreads_over_hostnames(
     placement = wait_bound(control_plane, namespace, [pod["metadata"]["name"] for pod in replicas])
     assert sorted(placement.values()) == _node_names(group, "n", 3)
 
-    message = _both_unschedulable(control_plane, berth, namespace, group, **spec)
+    message = both_unschedulable(control_plane, berth, namespace, group, **spec)
     assert "3 node(s) didn't match pod anti-affinity rules" in message
 
 
@@ -262,10 +206,10 @@ def test_pod_affinity_follows_the_matching_pod(
         term = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": HOSTNAME}
         return {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
 
-    ours, theirs = _place_in_turn(control_plane, berth, namespace, group, affinity=affinity("db"))
+    ours, theirs = place_in_turn(control_plane, berth, namespace, group, affinity=affinity("db"))
     assert ours == theirs == target
 
-    message = _both_unschedulable(
+    message = both_unschedulable(
         control_plane, berth, namespace, group, name="lonely-", affinity=affinity("absent")
     )
     assert "3 node(s) didn't match pod affinity rules" in message
@@ -311,7 +255,7 @@ def test_topology_spread_message_equals_kube_schedulers(
             pod_body(f"there-{index}", None, labels={"app": "s"}, nodeName=crowded),
         )
     # zone-a would be 3 against zone-b's 0 (a tainted node still counts as a domain).
-    message = _both_unschedulable(control_plane, berth, namespace, group, **_zone_spread("s"))
+    message = both_unschedulable(control_plane, berth, namespace, group, **_zone_spread("s"))
     assert "1 node(s) didn't match pod topology spread constraints" in message
     assert "node(s) had untolerated taint(s)" in message
 
@@ -323,7 +267,7 @@ def test_cordoned_nodes_message_and_uncordon(
     control_plane: LocalControlPlane, berth: BerthReplica, kube_scheduler: object, namespace: str
 ) -> None:
     group = make_nodes(control_plane, 2, unschedulable=True)
-    message = _both_unschedulable(control_plane, berth, namespace, group)
+    message = both_unschedulable(control_plane, berth, namespace, group)
     assert "2 node(s) were unschedulable" in message
 
     uncordoned = _node_names(group, "n", 2)[0]
@@ -366,9 +310,11 @@ def test_gated_pod_waits_until_its_gate_is_removed(
 # ---------------------------------------------------------------------- VolumeBinding
 
 
-def test_pod_with_a_claim_gets_a_clear_unschedulable_message(
+def test_pod_with_an_unbound_claim_gets_kube_schedulers_unschedulable_message(
     control_plane: LocalControlPlane, berth: BerthReplica, namespace: str
 ) -> None:
+    """A claim of no class is Immediate: VolumeBinding waits for the PV controller to bind it
+    (see test_berth_volume_binding.py for the side-by-side cases)."""
     group = make_nodes(control_plane, 1)
     claim = {
         "apiVersion": "v1",
@@ -379,8 +325,7 @@ def test_pod_with_a_claim_gets_a_clear_unschedulable_message(
     volume = {"name": "data", "persistentVolumeClaim": {"claimName": "data"}}
     create(control_plane, namespace, claim, pod_body("claims", group, volumes=[volume]))
     message = wait_unschedulable(control_plane, namespace, "claims")
-    assert "PersistentVolumeClaim" in message
-    assert "[data]" in message
+    assert "pod has unbound immediate PersistentVolumeClaims" in message
     condition = scheduled_condition(get_pod(control_plane, namespace, "claims"))
     assert condition is not None
     assert condition["reason"] == "Unschedulable"

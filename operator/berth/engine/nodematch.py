@@ -184,11 +184,17 @@ def label_selector_mask(cluster: ClusterState, labels: Mapping[str, str], slots:
 
 
 class _VolumeAffinities:
-    """Each volume node affinity's mask over every slot, until a node is written."""
+    """Each volume node affinity's mask over every slot, until a node is written.
+
+    Looked up first by the selector object's identity (the same parsed volume is asked
+    about by pod after pod, and hashing a nested selector costs more than the lookup),
+    then by value; `by_identity` holds the selector too, so that its id is not reused.
+    """
 
     def __init__(self) -> None:
         self.node_writes = -1
         self.masks: dict[NodeSelector, Mask] = {}
+        self.by_identity: dict[int, tuple[NodeSelector, Mask]] = {}
 
 
 _VOLUME_AFFINITIES: PerCluster[_VolumeAffinities] = PerCluster(_VolumeAffinities)
@@ -207,15 +213,26 @@ def volume_node_affinity_mask(
     if affinity is None:
         return np.ones(slots.size, dtype=bool)
     memo = _VOLUME_AFFINITIES.of(cluster)
-    if memo.node_writes != cluster.node_writes or len(memo.masks) >= _MAX_VOLUME_AFFINITIES:
+    if (
+        memo.node_writes != cluster.node_writes
+        or len(memo.masks) >= _MAX_VOLUME_AFFINITIES
+        or len(memo.by_identity) >= _MAX_VOLUME_AFFINITIES
+    ):
         memo.node_writes = cluster.node_writes
         memo.masks = {}
-    every = memo.masks.get(affinity)
-    if every is None or every.size != cluster.live.size:
-        all_slots = np.arange(cluster.live.size, dtype=np.intp)
-        every = memo.masks[affinity] = node_selector_mask(
-            cluster, affinity, all_slots, with_fields=False
-        )
+        memo.by_identity = {}
+    known = memo.by_identity.get(id(affinity))
+    if known is not None and known[0] is affinity and known[1].size == cluster.live.size:
+        every = known[1]
+    else:
+        found = memo.masks.get(affinity)
+        if found is None or found.size != cluster.live.size:
+            all_slots = np.arange(cluster.live.size, dtype=np.intp)
+            found = memo.masks[affinity] = node_selector_mask(
+                cluster, affinity, all_slots, with_fields=False
+            )
+        every = found
+        memo.by_identity[id(affinity)] = (affinity, every)
     picked: Mask = every[slots]
     return picked
 

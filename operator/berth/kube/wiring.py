@@ -28,6 +28,7 @@ from berth.kube.profile_controller import ProfileController
 from berth.kube.reporting import ApiReporter
 from berth.kube.server import HealthServer
 from berth.kube.settings import Settings, SettingsError, load_settings
+from berth.kube.volume_writer import ApiVolumeWriter
 from berth.profiles import plugin_registry
 from berth.scheduling.ports import MonotonicClock
 
@@ -171,6 +172,8 @@ async def start(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> None:
     )
     # DynamicResources' PreBind writes claims' allocations and reservations through it.
     app.scheduler.services.claims = ApiClaimWriter(session, fence=lease)
+    # VolumeBinding's PreBind writes PV claimRefs and claims' selected nodes through it.
+    app.scheduler.services.volumes = ApiVolumeWriter(session, fence=lease)
     profiles = ProfileController(
         app.scheduler, session, registry=registry, extenders=settings.extenders
     )

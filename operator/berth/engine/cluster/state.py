@@ -15,6 +15,7 @@ from berth.engine.cluster.images import ImageStates
 from berth.engine.cluster.queries import PodQuery, TermKey, term_keys_of
 from berth.engine.cluster.resource_states import ResourceStates
 from berth.engine.cluster.storage import StorageObjects
+from berth.engine.cluster.volume_usage import VolumeUsage
 from berth.engine.cluster.workloads import Workload
 from berth.engine.cluster.zones import NodeTree, zone_key
 from berth.engine.model.node import Node
@@ -103,6 +104,8 @@ class ClusterState:
         self._order: NodeSlots | None = None
         self._pods_by_slot: list[dict[str, Pod]] = [{} for _ in range(capacity)]
         self._ports_by_slot: list[list[HostPort]] = [[] for _ in range(capacity)]
+        # Nodes with pods that hold claim or in-line disk volumes; claims in use.
+        self.volume_usage = VolumeUsage(capacity)
         self._pods: dict[str, Pod] = {}
         # Pods bound to nodes we have not seen (yet, or any more): accounted once the node appears.
         self._orphans: dict[str, dict[str, Pod]] = {}
@@ -356,6 +359,7 @@ class ClusterState:
         self._zones.extend([""] * (new - old))
         self._pods_by_slot.extend({} for _ in range(new - old))
         self._ports_by_slot.extend([] for _ in range(new - old))
+        self.volume_usage.grow(new)
         for column in self._label_columns.values():
             values = np.full(new, MISSING, dtype=np.int32)
             values[:old] = column.values
@@ -405,6 +409,8 @@ class ClusterState:
         self._pods_by_slot[slot][pod.uid] = pod
         if pod.host_ports:
             self._ports_by_slot[slot].extend(pod.host_ports)
+        if pod.volumes:
+            self.volume_usage.account(slot, pod, +1)
 
     def _unaccount(self, slot: int, pod: Pod) -> None:
         self._apply(slot, pod, -1)
@@ -413,6 +419,8 @@ class ClusterState:
             ports = self._ports_by_slot[slot]
             for port in pod.host_ports:
                 ports.remove(port)
+        if pod.volumes:
+            self.volume_usage.account(slot, pod, -1)
 
     def _apply(self, slot: int, pod: Pod, sign: int) -> None:
         for name, amount in pod.requests.items():

@@ -74,6 +74,7 @@ STATE_NEEDED: Mapping[str, tuple[tuple[str, str], ...]] = {
     names.POD_TOPOLOGY_SPREAD: (("filter", "preFilter"), ("score", "preScore")),
     names.NODE_PORTS: (("filter", "preFilter"),),
     names.NODE_RESOURCES_FIT: (("filter", "preFilter"),),
+    names.VOLUME_RESTRICTIONS: (("filter", "preFilter"),),
     names.TAINT_TOLERATION: (("score", "preScore"),),
 }
 

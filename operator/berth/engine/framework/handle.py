@@ -4,8 +4,9 @@ kube-scheduler hands every plugin factory a `Handle` (its framework) instead of
 letting plugins reach for globals. Berth does the same: the handle is built with
 the framework and given to each factory, typed, once. Through it a plugin sees
 its profile's waiting pods, the nominator, the live cluster, an event recorder,
-the API port that posts Bindings, and the framework's own PreFilter/Filter
-runners (for dry runs such as preemption's).
+the API port that posts Bindings, the port that writes volume bindings
+(VolumeBinding's PreBind), and the framework's own PreFilter/Filter runners (for
+dry runs such as preemption's).
 
 The ports are owned by whoever serves the profile (the scheduling layer); a
 framework that nobody serves (the simulator, validation) gets inert ones. They
@@ -16,6 +17,7 @@ scheduler will run it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -56,6 +58,62 @@ class Binder(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class ClaimReference:
+    """The PersistentVolumeClaim a PV's `spec.claimRef` is to name (with the claim's version)."""
+
+    namespace: str
+    name: str
+    uid: str
+    resource_version: str
+
+
+@dataclass(frozen=True, slots=True)
+class VolumeWrite:
+    """The answer to one PV or PVC write: the version the API server stored, or its refusal."""
+
+    resource_version: str = ""
+    error: str = ""  # "" when written; else the API server's message (or why nothing was sent)
+
+    @property
+    def written(self) -> bool:
+        return not self.error
+
+
+class VolumeBindingWriter(Protocol):
+    """The API port through which VolumeBinding's PreBind writes what it decided, as
+    kube-scheduler's volume binder does, and paces its wait for the PV controller.
+
+    Both writes are optimistic: they carry the version the decision was made on, so the
+    API server refuses them (409) when the object changed since.
+    """
+
+    async def bind_volume(
+        self,
+        *,
+        volume: str,
+        resource_version: str,
+        claim: ClaimReference,
+        bound_by_controller: bool,
+    ) -> VolumeWrite:
+        """Set PV `volume`'s claimRef to `claim` (and the bound-by-controller annotation)."""
+        ...
+
+    async def select_node(
+        self, *, namespace: str, claim: str, resource_version: str, node_name: str
+    ) -> VolumeWrite:
+        """Annotate claim `namespace/claim` with the node chosen for its provisioning."""
+        ...
+
+    def now(self) -> float:
+        """Monotonic seconds: what the bind timeout is measured in."""
+        ...
+
+    async def pause(self, seconds: float) -> None:
+        """Wait between two looks at the cluster while the PV controller binds."""
+        ...
+
+
 class Nominator(Protocol):
     def nominated_pods(self) -> NominatedPods:
         """Pending pods nominated to each node by a preemption."""
@@ -68,14 +126,39 @@ class EventRecorder(Protocol):
     def record(self, pod: Pod, *, event_type: str, reason: str, action: str, note: str) -> None: ...
 
 
+_NOT_SERVED = "this profile is not served by a scheduler"
+
+
 class _Unserved:
     """The ports of a framework that no scheduler serves (simulation, validation)."""
 
     async def bind(self, pod: Pod, node_name: str) -> BindResult:
-        return BindResult(BindOutcome.FAILED, "this profile is not served by a scheduler")
+        return BindResult(BindOutcome.FAILED, _NOT_SERVED)
 
     def nominated_pods(self) -> NominatedPods:
         return {}
+
+    async def bind_volume(
+        self,
+        *,
+        volume: str,
+        resource_version: str,
+        claim: ClaimReference,
+        bound_by_controller: bool,
+    ) -> VolumeWrite:
+        return VolumeWrite(error=_NOT_SERVED)
+
+    async def select_node(
+        self, *, namespace: str, claim: str, resource_version: str, node_name: str
+    ) -> VolumeWrite:
+        return VolumeWrite(error=_NOT_SERVED)
+
+    def now(self) -> float:
+        # No time to wait in: a bind timeout measured from here has always run out.
+        return math.inf
+
+    async def pause(self, seconds: float) -> None:
+        pass
 
     def record(self, pod: Pod, *, event_type: str, reason: str, action: str, note: str) -> None:
         pass
@@ -91,6 +174,7 @@ class FrameworkServices:
     binder: Binder = _UNSERVED
     nominator: Nominator = _UNSERVED
     events: EventRecorder = _UNSERVED
+    volumes: VolumeBindingWriter = _UNSERVED
     cluster: ClusterState = field(default_factory=ClusterState)
     claims: ClaimStatusWriter = field(default_factory=UnservedClaimWriter)
 

@@ -418,3 +418,19 @@ def test_an_allocated_claim_whose_devices_failed_or_timed_out_is_not_available(
         else (UNRESOLVABLE, ("resourceclaim not available on the node",))
     )
     assert verdicts_by_node(plugin, state, pod) == {"n1": expected}
+
+
+def test_post_filter_reads_the_state_pre_filter_always_writes() -> None:
+    cluster = gpu_cluster({"n1": 1})
+    plugin = plugin_for(cluster)
+    pod = make_pod("p").build()
+    never_pre_filtered = plugin.post_filter(CycleState(cluster), pod, FilterDiagnosis(node_count=1))
+    # An earlier PreFilter rejected the pod: upstream's state lookup error ends the message.
+    assert (never_pre_filtered.status.code, never_pre_filtered.status.reasons) == (
+        Code.ERROR,
+        ("not found",),
+    )
+    state = CycleState(cluster)
+    assert plugin.pre_filter(state, pod).status.is_skip
+    result = plugin.post_filter(state, pod, FilterDiagnosis(node_count=1))
+    assert (result.status.code, result.status.reasons) == (Code.UNSCHEDULABLE, ())

@@ -27,7 +27,7 @@ from berth.engine.framework.interfaces import (
     PreFilterResult,
     Scores,
 )
-from berth.engine.framework.status import SKIP, SUCCESS, Code, Status, unresolvable
+from berth.engine.framework.status import SKIP, SUCCESS, Code, Status, error, unresolvable
 from berth.engine.framework.verdicts import Verdicts, accept_all
 from berth.engine.model.pod import Pod
 from berth.engine.plugins.dynamic_resources import binding, queueing
@@ -99,6 +99,9 @@ class DynamicResources:
     # ------------------------------------------------------------------ the scheduling cycle
 
     def pre_filter(self, state: CycleState, pod: Pod) -> PreFilterResult:
+        # Written before any check, as upstream does: PostFilter finds it whenever this
+        # PreFilter ran, even when it rejected the pod.
+        state.write(self.name, PodClaims(claims=[]))
         if not pod.resource_claims:
             return PreFilterResult(SKIP)
         prepared = prepare(
@@ -115,7 +118,7 @@ class DynamicResources:
 
     def filter(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Verdicts:
         prepared = state.get(self.name, PodClaims)
-        if prepared is None:
+        if prepared is None or not prepared.claims:
             return accept_all(slots.size)
         return filter_nodes(
             state,
@@ -132,7 +135,9 @@ class DynamicResources:
     ) -> PostFilterResult:
         prepared = state.get(self.name, PodClaims)
         if prepared is None:
-            return PostFilterResult(Status(Code.UNSCHEDULABLE))
+            # An earlier PreFilter rejected the pod before this one ran: upstream's state
+            # lookup fails, and its error ends the pod's message.
+            return PostFilterResult(error("not found"))
         for index in prepared.unavailable:
             claim = prepared.claims[index]
             if not reserved_elsewhere(claim, pod):
@@ -166,7 +171,8 @@ class DynamicResources:
     # ------------------------------------------------------------------ the binding cycle
 
     def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        return SKIP if state.get(self.name, PodClaims) is None else SUCCESS
+        prepared = state.get(self.name, PodClaims)
+        return SUCCESS if prepared is not None and prepared.claims else SKIP
 
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         prepared = state.get(self.name, PodClaims)

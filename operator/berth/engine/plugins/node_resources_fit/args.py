@@ -22,11 +22,10 @@ from berth.engine.scoring.resource_specs import (
     check_known_keys,
     parse_resource_specs,
 )
+from berth.engine.scoring.shape import ShapePoints, parse_shape
 
 PLUGIN = names.NODE_RESOURCES_FIT
 MAX_RESOURCE_WEIGHT = 100
-MAX_SHAPE_SCORE = 10
-MAX_SHAPE_UTILIZATION = 100
 
 
 class ScoringStrategyType(StrEnum):
@@ -43,7 +42,7 @@ class ScoringStrategy:
     type: ScoringStrategyType = ScoringStrategyType.LEAST_ALLOCATED
     resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCE_SPECS
     # RequestedToCapacityRatio only: (utilization 0..100, score 0..10), utilization increasing
-    shape: tuple[tuple[int, int], ...] = ()
+    shape: ShapePoints = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +70,6 @@ def _as_map(raw: object, where: str) -> Mapping[str, object]:
     return raw
 
 
-def _as_int(raw: object, where: str) -> int:
-    if raw is None:
-        return 0
-    if isinstance(raw, bool) or not isinstance(raw, int):
-        raise _fail(where, f"expected an integer, got {raw!r}")
-    return raw
-
-
 def _parse_names(raw: object, where: str, *, groups: bool) -> frozenset[str]:
     parsed = []
     for index, item in enumerate(_as_list(raw, where)):
@@ -92,40 +83,6 @@ def _parse_names(raw: object, where: str, *, groups: bool) -> frozenset[str]:
             raise _fail(at, f"Invalid value: {item!r}: {problem}")
         parsed.append(item)
     return frozenset(parsed)
-
-
-def _parse_shape(raw: object, where: str) -> tuple[tuple[int, int], ...]:
-    points = []
-    for index, item in enumerate(_as_list(raw, where)):
-        at = f"{where}[{index}]"
-        point = _as_map(item, at)
-        check_known_keys(point, {"utilization", "score"}, plugin=PLUGIN, field=at)
-        points.append(
-            (
-                _as_int(point.get("utilization"), f"{at}.utilization"),
-                _as_int(point.get("score"), f"{at}.score"),
-            )
-        )
-    if not points:
-        raise _fail(where, "Required value: at least one point must be specified")
-    for index in range(1, len(points)):
-        if points[index - 1][0] >= points[index][0]:
-            raise _fail(
-                f"{where}[{index}].utilization",
-                f"Invalid value: {points[index][0]}: values must be sorted in increasing order",
-            )
-    for index, (utilization, score) in enumerate(points):
-        if not 0 <= utilization <= MAX_SHAPE_UTILIZATION:
-            raise _fail(
-                f"{where}[{index}].utilization",
-                f"Invalid value: {utilization}: not in valid range [0, {MAX_SHAPE_UTILIZATION}]",
-            )
-        if not 0 <= score <= MAX_SHAPE_SCORE:
-            raise _fail(
-                f"{where}[{index}].score",
-                f"Invalid value: {score}: not in valid range [0, {MAX_SHAPE_SCORE}]",
-            )
-    return tuple(points)
 
 
 def _parse_strategy(raw: object) -> ScoringStrategy:
@@ -155,7 +112,7 @@ def _parse_strategy(raw: object) -> ScoringStrategy:
             )
     ratio = strategy.get("requestedToCapacityRatio")
     ratio_where = f"{where}.requestedToCapacityRatio"
-    shape: tuple[tuple[int, int], ...] = ()
+    shape: ShapePoints = ()
     if kind is ScoringStrategyType.REQUESTED_TO_CAPACITY_RATIO:
         if ratio is None:
             raise _fail(
@@ -164,7 +121,7 @@ def _parse_strategy(raw: object) -> ScoringStrategy:
             )
         params = _as_map(ratio, ratio_where)
         check_known_keys(params, {"shape"}, plugin=PLUGIN, field=ratio_where)
-        shape = _parse_shape(params.get("shape"), f"{ratio_where}.shape")
+        shape = parse_shape(params.get("shape"), plugin=PLUGIN, field=f"{ratio_where}.shape")
     elif ratio is not None:
         raise _fail(ratio_where, "Forbidden: must be nil when type is not RequestedToCapacityRatio")
     return ScoringStrategy(type=kind, resources=resources, shape=shape)
