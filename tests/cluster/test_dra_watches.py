@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from berth.cli.cluster_snapshot import read_snapshot
 from berth.controlplane import LocalControlPlane
 from berth.controlplane.objects import unique_name
 from berth.engine.dra.values import DeviceID
@@ -172,3 +173,38 @@ async def test_the_dra_watches_fill_the_cache_and_a_relist_converges_it(
             await admin.delete_json(path)
         await admin.close()
         await session.close()
+
+
+async def test_a_cluster_snapshot_reads_every_dra_kind_and_claim_templates(
+    control_plane: LocalControlPlane, namespace: str
+) -> None:
+    tag = unique_name("drasnap")
+    created = _objects(tag, namespace)
+    template = {
+        "metadata": {"name": "one-gpu"},
+        "spec": {"spec": created["ResourceClaim"][1]["spec"]},
+    }
+    async with ApiSession.from_kubeconfig(control_plane.admin_kubeconfig) as admin:
+        for path, raw in created.values():
+            await admin.post_json(path, raw)
+        await admin.post_json(f"{RESOURCE}/namespaces/{namespace}/resourceclaimtemplates", template)
+        try:
+            snapshot = await read_snapshot(admin)
+        finally:
+            for path, raw in created.values():
+                if "/namespaces/" not in path:
+                    await admin.delete_json(f"{path}/{raw['metadata']['name']}")
+    # This test's objects: cluster-scoped ones carry its tag, namespaced ones its namespace.
+    found = {
+        (type(obj).__name__, obj.name)
+        for obj in snapshot.dra
+        if tag in obj.name or getattr(obj, "namespace", None) == namespace
+    }
+    assert found == {
+        ("DeviceClass", f"{tag}-gpu"),
+        ("ResourceSlice", f"{tag}-node-a"),
+        ("DeviceTaintRule", f"{tag}-broken"),
+        ("ResourceClaim", "one-gpu"),
+        ("ResourceClaimTemplate", "one-gpu"),
+    }
+    assert not [w for w in snapshot.warnings if "resource.k8s.io" in w]

@@ -66,6 +66,17 @@ READ_ONLY_RULES = [
     {"apiGroups": ["apps"], "resources": ["replicasets", "statefulsets"], "verbs": ["get", "list"]},
     {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["get", "list"]},
     {"apiGroups": ["berth.dev"], "resources": ["schedulerprofiles"], "verbs": ["get", "list"]},
+    {
+        "apiGroups": ["resource.k8s.io"],
+        "resources": [
+            "deviceclasses",
+            "resourceclaims",
+            "resourceclaimtemplates",
+            "resourceslices",
+            "devicetaintrules",
+        ],
+        "verbs": ["get", "list"],
+    },
 ]
 
 
@@ -95,6 +106,7 @@ def _simulated_node(*argv: str) -> str:
     with redirect_stdout(out), redirect_stderr(err):
         code = main(["simulate", *argv, "--output", "json"])
     assert code == 0, err.getvalue()
+    assert "cannot list" not in err.getvalue()  # the rights the help names are enough
     (placement,) = json.loads(out.getvalue())["pods"]
     assert placement["node"], placement["message"]
     return str(placement["node"])

@@ -17,12 +17,15 @@ import random
 
 from berth.engine.cluster.dra import DraObject
 from berth.engine.cluster.storage import StorageObject
+from berth.engine.dra.claims import ResourceClaim
+from berth.engine.framework.events import Action
 from berth.engine.framework.handle import FrameworkServices
 from berth.engine.framework.runtime import Framework
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
 from berth.scheduling.binding_cycle import BindingCycle, GuardedBinder, Term
 from berth.scheduling.cache import SchedulerCache
+from berth.scheduling.cluster_events import watched_event
 from berth.scheduling.failures import FailureHandler
 from berth.scheduling.intake import Intake
 from berth.scheduling.object_intake import DraIntake, StorageIntake
@@ -88,6 +91,8 @@ class Scheduler:
         )
         # DeviceClasses, ResourceClaims, ResourceSlices and DeviceTaintRules, the same way.
         self.dra_intake = DraIntake(dra=self.cache.cluster.dra, notify=self.intake.notify)
+        # Claims DynamicResources assumes from its writes, or restores, are claim updates too.
+        self.cache.cluster.dra.on_claim_assumption = self._claim_assumption_changed
         failures = FailureHandler(queue=self.queue, reporter=reporter)
         self.scheduling = SchedulingCycle(
             cache=self.cache,
@@ -175,6 +180,9 @@ class Scheduler:
 
     def reconcile_dra(self, kind: str, listed: list[DraObject]) -> None:
         self.held.apply(self.dra_intake.reconcile, kind, listed)
+
+    def _claim_assumption_changed(self, old: ResourceClaim, new: ResourceClaim) -> None:
+        self.intake.notify(watched_event("ResourceClaim", Action.UPDATE), old, new)
 
     # ------------------------------------------------------------------ profiles
 

@@ -11,7 +11,9 @@ listing was taken is newer and wins.
 
 DeviceTaintRules are the one kind that is not an event of its own: upstream's slice
 tracker folds them into the slices, so a rule change is a ResourceSlice update for each
-slice whose devices' taints it changed.
+slice whose devices' taints it changed. A claim the scheduler assumed as its own write
+returned it was reported then (see `DraObjects.on_claim_assumption`); the watch bringing
+that same version is not reported again, as upstream's assume cache stays silent on it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Generic, Protocol, TypeVar
 
 from berth.engine.cluster.dra import DraObject, DraObjects, dra_kind
 from berth.engine.cluster.storage import StorageObject, StorageObjects, storage_kind
+from berth.engine.dra.claims import ResourceClaim
 from berth.engine.dra.slices import ResourceSlice
 from berth.engine.framework.events import Action, ClusterEvent
 from berth.scheduling.cluster_events import watched_event
@@ -129,6 +132,9 @@ class DraIntake(ObjectIntake[DraObject]):
         self._dra = dra
 
     def _apply(self, kind: str, obj: DraObject) -> None:
+        if isinstance(obj, ResourceClaim) and self._dra.claims.shows_already(obj):
+            self._dra.upsert(obj)
+            return
         if kind != _TAINT_RULE:
             super()._apply(kind, obj)
             return

@@ -109,6 +109,7 @@ class Simulation:
             dra=dra,
         )
         self._templates = claim_templates(dra)
+        _serve(self.cluster, profiles, default)
         self._profiles = profiles
         self._default = default
         self._search = SearchState()
@@ -275,6 +276,7 @@ def explain(
     )
     create_ephemeral_claims(pod, cluster.storage)
     pod = create_generated_claims(pod, cluster.dra, claim_templates(dra))
+    _serve(cluster, profiles, default)
     framework = _framework_for(pod, profiles, default)
     if pod.node_name and cluster.slot_of(pod.node_name) is not None:
         return f"already assigned to {pod.node_name}: no scheduler places it"
@@ -283,6 +285,15 @@ def explain(
         return skipped or ""
     with np.errstate(over="ignore"):
         return explain_pod(framework, cluster, pod, nominated=nominated)
+
+
+def _serve(
+    cluster: ClusterState, profiles: Mapping[str, Framework] | None, default: Framework | None
+) -> None:
+    """Plugins that read the cluster outside a cycle (PreEnqueue, queueing hints) read this one;
+    nothing else is served offline (no binder, no events)."""
+    for framework in (profiles or {}).values() if default is None else (default,):
+        framework.serve(FrameworkServices(cluster=cluster))
 
 
 def _framework_for(

@@ -4,6 +4,7 @@ registers for, labelled as kube-scheduler labels them."""
 from __future__ import annotations
 
 import dataclasses
+import random
 from typing import Any
 
 from berth.engine.cluster.dra import DraObjects
@@ -12,8 +13,10 @@ from berth.engine.dra.taint_rules import DeviceTaintRule
 from berth.engine.framework.events import Action, ClusterEvent, Resource
 from berth.engine.model.pod import Pod
 from berth.scheduling.cluster_events import watched_event
+from berth.scheduling.loop import Scheduler
 from berth.scheduling.object_intake import DraIntake
 from berth.scheduling.pod_events import pod_change_events
+from tests.fakes import FakeBinder, FakeReporter
 from tests.unit.engine.dra.dra_builders import gpus, make_class, make_slice
 
 Event = tuple[ClusterEvent, object, object]
@@ -143,4 +146,29 @@ def test_a_generated_claim_name_in_the_pod_status_is_its_own_pod_update() -> Non
     assert event == ClusterEvent(Resource.TARGET_POD, Action.UPDATE_POD_GENERATED_RESOURCE_CLAIM)
     assert [e.action for e in pod_change_events(after, after, is_target_pod=True)] == [
         Action.UPDATE
+    ]
+
+
+def test_the_watch_bringing_a_version_the_scheduler_assumed_is_not_reported_again() -> None:
+    intake, dra, events = make_intake()
+    intake.on_object(_claim("5"))
+    written = _claim("6")
+    dra.assume_claim(written)  # what PreBind's write returned, reported by the cache itself
+    events.clear()
+    intake.on_object(written)
+    assert events == []
+    assert not dra.is_assumed("ns", "c")
+    intake.on_object(_claim("7"))
+    assert [event.label for event, _, _ in events] == ["resource.k8s.io/ResourceClaimUpdate"]
+
+
+def test_the_live_scheduler_hears_assumption_changes_as_claim_updates() -> None:
+    scheduler = Scheduler(binder=FakeBinder(), reporter=FakeReporter(), rng=random.Random(0))
+    heard: list[Event] = []
+    scheduler.intake.notify = lambda event, old, new, **_: heard.append((event, old, new))  # type: ignore[method-assign]
+    scheduler.on_dra_object(_claim("5"))
+    heard.clear()
+    scheduler.cache.cluster.dra.assume_claim(_claim("6"))
+    assert [(event.label, new) for event, _, new in heard] == [
+        ("resource.k8s.io/ResourceClaimUpdate", _claim("6"))
     ]

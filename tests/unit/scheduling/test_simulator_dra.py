@@ -24,12 +24,13 @@ from berth.engine.cluster.dra import DraObjects
 from berth.engine.dra.allocator import Allocated, Allocator
 from berth.engine.dra.claims import ResourceClaim, ResourceClaimTemplate
 from berth.engine.framework.cycle_state import CycleState
-from berth.engine.framework.status import SUCCESS, Code, Status, unschedulable
+from berth.engine.framework.handle import Handle
+from berth.engine.framework.status import SUCCESS, Code, Status, unresolvable, unschedulable
 from berth.engine.framework.verdicts import Verdicts, accept_all, reject_where
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
 from berth.scheduling.simulated_claims import generated_claim_name, pod_claims_held
-from berth.scheduling.simulator import Simulation, simulate
+from berth.scheduling.simulator import Simulation, explain, simulate
 from tests.builders import make_node
 from tests.unit.engine.dra.dra_builders import (
     DRIVER,
@@ -39,7 +40,7 @@ from tests.unit.engine.dra.dra_builders import (
     make_slice,
     selectors,
 )
-from tests.unit.engine.fakes import FakeScore, framework_with
+from tests.unit.engine.fakes import Built, FakeScore, framework_with
 
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -215,3 +216,32 @@ def test_generated_names_follow_the_controller(pod_name: str, claim: str, base: 
     assert name.startswith(base) and len(name) == len(base) + 5
     assert name == generated_claim_name(pod, claim)  # the same in every run
     assert set(name[len(base) :]) <= set("bcdfghjklmnpqrstvwxz2456789")
+
+
+@dataclass
+class NeedsItsClaims:
+    """PreEnqueue through the handle, as DynamicResources does: the pod's claims must exist."""
+
+    handle: Handle
+    name: str = "NeedsItsClaims"
+
+    def pre_enqueue(self, pod: Pod) -> Status:
+        dra = self.handle.services.cluster.dra
+        if len(pod_claims_held(pod, dra)) < len(pod.resource_claims):
+            return unresolvable("waiting for its claims")
+        return SUCCESS
+
+
+@pytest.mark.parametrize("offline", ["simulate", "explain"])
+def test_plugins_reading_the_cluster_outside_a_cycle_see_the_simulated_one(offline: str) -> None:
+    framework = framework_with(Built("NeedsItsClaims", NeedsItsClaims))
+    pod = _gpu_pod("p", template="one-gpu")
+    dra_objects = [make_class("gpu"), _template()]
+    if offline == "simulate":
+        (placement,) = simulate(
+            nodes=_nodes(), pods=[pod], default=framework, dra=dra_objects
+        ).placements
+        assert placement.node is not None, placement.message
+    else:
+        answer = explain(pod, nodes=_nodes(), default=framework, dra=dra_objects)
+        assert not isinstance(answer, str), answer

@@ -10,7 +10,11 @@ from informers. Berth keeps them here, fed by the watches or the simulator's inp
 - the slices, patched with the taint rules, are indexed for the allocator (`slice_index`),
   rebuilt only when a slice or rule changed (`slice_generation`);
 - `allocated_state` is what every allocated or assumed claim holds, rebuilt only when a
-  claim changed (`claim_generation`).
+  claim changed (`claim_generation`);
+- `on_claim_assumption`, when set, hears what upstream's assume cache reports as claim
+  updates: assuming a version newer than the API's (what a status write returned) and
+  restoring one. An allocation assumed at Reserve (on the API's own version) is in flight
+  upstream, outside that cache, and reported to no one.
 
 Every change bumps `generation`, so a plugin can keep what it derives from these objects
 for as long as nothing changed.
@@ -18,7 +22,7 @@ for as long as nothing changed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from berth.engine.cluster.storage import StorageStore
 from berth.engine.cluster.storage_assume import AssumeStore
@@ -46,6 +50,8 @@ class DraObjects:
         self._class_map: dict[str, DeviceClass] | None = None
         self._slice_index: tuple[int, SliceIndex] | None = None
         self._allocated: tuple[int, AllocatedState] | None = None
+        # (as readers saw it, as they see it now); the live scheduler turns it into an event.
+        self.on_claim_assumption: Callable[[ResourceClaim, ResourceClaim], None] | None = None
 
     # ------------------------------------------------------------------ lookups
 
@@ -105,15 +111,21 @@ class DraObjects:
         `claim` is made from the cached version, or is what an API write returned. Raises
         `AssumeConflictError` if the cache holds no such claim or a newer version of it.
         """
+        seen = self.claims.get(claim.key)
+        api = self.claims.get_api(claim.key)
         self.claims.assume(claim)
         self._claims_changed()
+        self._report(seen, claim, assumed=claim, api=api)
 
     def restore_claim(self, namespace: str, name: str) -> None:
         """Drop the assumption about a claim (Unreserve, a failed PreBind)."""
         key = f"{namespace}/{name}"
         if self.claims.is_assumed(key):
+            assumed = self.claims.get(key)
             self.claims.restore(key)
             self._claims_changed()
+            api = self.claims.get_api(key)
+            self._report(assumed, api, assumed=assumed, api=api)
 
     def is_assumed(self, namespace: str, name: str) -> bool:
         return self.claims.is_assumed(f"{namespace}/{name}")
@@ -176,6 +188,24 @@ class DraObjects:
         if objects is None:
             raise ValueError(f"not a DRA kind: {kind!r}")
         return {obj.key: obj for obj in objects}
+
+    def _report(
+        self,
+        old: ResourceClaim | None,
+        new: ResourceClaim | None,
+        *,
+        assumed: ResourceClaim | None,
+        api: ResourceClaim | None,
+    ) -> None:
+        # Only an assumption on another version than the API's is one upstream's cache holds.
+        if self.on_claim_assumption is None or old is None or new is None:
+            return
+        if (
+            assumed is not None
+            and api is not None
+            and assumed.resource_version != api.resource_version
+        ):
+            self.on_claim_assumption(old, new)
 
     def _claims_changed(self) -> None:
         self.claim_generation += 1

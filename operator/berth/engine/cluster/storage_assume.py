@@ -98,6 +98,11 @@ class AssumeStore(Generic[T]):
     def is_assumed(self, key: str) -> bool:
         return key in self._assumed
 
+    def shows_already(self, obj: T) -> bool:
+        """Whether an assumption of `obj`'s version or a later one stands: readers have seen it."""
+        assumed = self._assumed.get(obj.key)
+        return assumed is not None and not _older(assumed.resource_version, obj.resource_version)
+
     def assumed_values(self) -> list[T]:
         """Every standing assumption."""
         return list(self._assumed.values())

@@ -240,3 +240,21 @@ def test_a_malformed_taint_rule_names_the_field() -> None:
         DeviceTaintRule.from_dict(
             {"metadata": {"name": "r"}, "spec": {"deviceSelector": {}, "taint": {"key": "k"}}}
         )
+
+
+def test_assumptions_are_reported_as_upstreams_assume_cache_reports_them() -> None:
+    dra = DraObjects()
+    heard: list[tuple[str, str]] = []
+    dra.on_claim_assumption = lambda old, new: heard.append(
+        (old.resource_version, new.resource_version)
+    )
+    dra.upsert(_claim("c", version="5"))
+    in_flight = dataclasses.replace(_claim("c", version="5"), allocation=_allocation("gpu-0"))
+    dra.assume_claim(in_flight)  # Reserve: in flight upstream, outside the assume cache
+    dra.restore_claim("ns", "c")  # Unreserve before any write
+    assert heard == []
+
+    written = _claim("c", version="6", devices=("gpu-0",))
+    dra.assume_claim(written)  # PreBind: what the status write returned
+    dra.restore_claim("ns", "c")  # Unreserve after the write
+    assert heard == [("5", "6"), ("6", "5")]
