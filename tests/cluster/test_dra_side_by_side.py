@@ -256,3 +256,18 @@ def test_binding_conditions_hold_the_pod_until_the_driver_reports_the_device_rea
     for world in pair:
         report_device_ready(world, "p", "attached")
     assert _both(pair, lambda w: _placement(w, ["p"])) == ({"p": 0}, {"p": 0})
+
+
+def test_a_pod_waiting_for_its_claim_is_scheduled_once_the_claim_exists(
+    worlds: Callable[..., tuple[World, World]],
+) -> None:
+    pair = worlds([[], [Gpu("gpu-0")]])
+    for world in pair:
+        world.pod("p", gpu={"resourceClaimName": "late"})
+    # PreEnqueue holds the pod (once a scheduler has seen it); the claim's creation (a
+    # registered event) lets it in, long
+    # before the unschedulable pool's 5-minute flush would.
+    for world in pair:
+        world.claim("late", world.gpus())
+    ours, theirs = _both(pair, lambda w: (_placement(w, ["p"]), w.allocation("p")))
+    assert ours == theirs == ({"p": 1}, [("gpu", 1, "gpu-0")])
