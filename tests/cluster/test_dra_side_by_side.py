@@ -265,8 +265,7 @@ def test_a_pod_waiting_for_its_claim_is_scheduled_once_the_claim_exists(
     for world in pair:
         world.pod("p", gpu={"resourceClaimName": "late"})
     # PreEnqueue holds the pod (once a scheduler has seen it); the claim's creation (a
-    # registered event) lets it in, long
-    # before the unschedulable pool's 5-minute flush would.
+    # registered event) lets it in, long before the unschedulable pool's 5-minute flush would.
     for world in pair:
         world.claim("late", world.gpus())
     ours, theirs = _both(pair, lambda w: (_placement(w, ["p"]), w.allocation("p")))
