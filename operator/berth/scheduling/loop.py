@@ -182,7 +182,8 @@ class Scheduler:
         self.held.apply(self.dra_intake.reconcile, kind, listed)
 
     def _claim_assumption_changed(self, old: ResourceClaim, new: ResourceClaim) -> None:
-        self.intake.notify(watched_event("ResourceClaim", Action.UPDATE), old, new)
+        # Held like the watch's events: a decision awaiting extenders sees the queue unmoved.
+        self.held.apply(self.intake.notify, watched_event("ResourceClaim", Action.UPDATE), old, new)
 
     # ------------------------------------------------------------------ profiles
 
