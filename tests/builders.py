@@ -221,6 +221,21 @@ class PodBuilder:
         )
         return self
 
+    def claim(self, name: str, claim: str) -> PodBuilder:
+        """A DRA claim in spec.resourceClaims that names an existing ResourceClaim."""
+        self._spec.setdefault("resourceClaims", []).append(
+            {"name": name, "resourceClaimName": claim}
+        )
+        return self
+
+    def generated_claim(self, name: str, claim: str | None) -> PodBuilder:
+        """status.resourceClaimStatuses: the claim made for entry `name` (None: none needed)."""
+        entry: dict[str, Any] = {"name": name}
+        if claim is not None:
+            entry["resourceClaimName"] = claim
+        self._raw.setdefault("status", {}).setdefault("resourceClaimStatuses", []).append(entry)
+        return self
+
     def owner(self, kind: str, name: str, api_version: str = "apps/v1") -> PodBuilder:
         self._raw["metadata"].setdefault("ownerReferences", []).append(
             {

@@ -20,6 +20,7 @@ from berth.engine.registry import Registry
 from berth.kube.api import ApiSession, connection_info_from_kubeconfig
 from berth.kube.app import BerthApp
 from berth.kube.binder import ApiBinder
+from berth.kube.claim_writer import ApiClaimWriter
 from berth.kube.lease import LeaseElector
 from berth.kube.lease_store import ApiLeaseStore
 from berth.kube.metrics import SchedulerMetrics
@@ -220,6 +221,8 @@ async def start(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> None:
         preemptor=preemptor,
         lease=lease,
     )
+    # DynamicResources' PreBind writes claims' allocations and reservations through it.
+    app.scheduler.services.claims = ApiClaimWriter(session, fence=lease)
     # VolumeBinding's PreBind writes PV claimRefs and claims' selected nodes through it.
     app.scheduler.services.volumes = ApiVolumeWriter(session, fence=lease)
     profiles = ProfileController(

@@ -27,7 +27,7 @@ DEFAULT_MULTI_POINT = PluginSet(
         PluginRef(names.VOLUME_ZONE),
         PluginRef(names.POD_TOPOLOGY_SPREAD, 2),
         PluginRef(names.INTER_POD_AFFINITY, 2),
-        PluginRef(names.DYNAMIC_RESOURCES),
+        PluginRef(names.DYNAMIC_RESOURCES, 2),
         PluginRef(names.DEFAULT_PREEMPTION),
         PluginRef(names.NODE_RESOURCES_BALANCED_ALLOCATION, 1),
         PluginRef(names.IMAGE_LOCALITY, 1),

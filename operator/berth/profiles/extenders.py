@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,6 +28,7 @@ from berth.engine.extenders import (
     extended_resource_name_problem,
 )
 from berth.engine.framework.names import NODE_RESOURCES_FIT
+from berth.engine.model.durations import parse_go_duration
 from berth.engine.profile import ProfileConfig
 from berth.profiles.strict import as_object, check_known_fields
 
@@ -56,38 +56,8 @@ _TLS_FIELDS = frozenset(
 )
 _MANAGED_RESOURCE_FIELDS = frozenset({"name", "ignoredByScheduler"})
 
+
 # Go's time.ParseDuration: an optional sign, then decimal numbers each with a unit.
-_DURATION_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-_UNIT_SECONDS = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "μs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-}
-
-
-def parse_go_duration(text: str) -> float | None:
-    """Seconds in a Go duration string ("30s", "1m30s", "1.5h", "0"), or None if it is not one."""
-    body = text[1:] if text[:1] in "+-" else text
-    if body == "0":
-        return 0.0
-    if not body:
-        return None
-    seconds = 0.0
-    position = 0
-    while position < len(body):
-        match = _DURATION_PART.match(body, position)
-        if match is None:
-            return None
-        seconds += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-        position = match.end()
-    return -seconds if text.startswith("-") else seconds
-
-
 def _string(raw: Mapping[Any, Any], key: str, where: str) -> str:
     value = raw.get(key)
     if value is None:

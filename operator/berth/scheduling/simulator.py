@@ -435,6 +435,10 @@ def _skip_reason(pod: Pod, cluster: ClusterState, framework: Framework | None) -
         return f"skipped: no profile serves schedulerName {pod.scheduler_name!r}"
     if pod.terminating:
         return f"skip schedule deleting pod: {pod.key}"
+    if framework.services.cluster is not cluster:
+        # PreEnqueue plugins look the pod's objects up in the cluster their framework serves
+        # (DynamicResources its claims): here that is the simulated cluster, ports inert.
+        framework.serve(FrameworkServices(cluster=cluster))
     gate = framework.run_pre_enqueue(pod)
     if not gate.is_success:
         return gate.message

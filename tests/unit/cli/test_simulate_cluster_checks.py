@@ -100,16 +100,14 @@ def test_a_pending_pod_with_node_name_of_an_unknown_node_is_not_placed(
     ]
 
 
-def test_a_pod_with_resource_claims_is_refused(tmp_path: Path, two_cpu_node: Path) -> None:
+def test_a_pod_whose_claim_was_never_generated_waits(tmp_path: Path, two_cpu_node: Path) -> None:
     pods = write(tmp_path / "pods.yaml", make_pod("trainer").resource_claim("gpu").obj())
     outcome = simulate("--nodes", two_cpu_node, "--pods", pods, "--output", "json")
     assert outcome.code == 0
     (placement,) = outcome.json()["pods"]
     assert placement["node"] is None
-    assert placement["message"].startswith(
-        "0/1 nodes are available: pod uses ResourceClaim(s) [gpu]; this scheduler does not "
-        "support dynamic resource allocation (DRA) yet."
-    )
+    # DynamicResources' PreEnqueue: no controller made the claim from its template.
+    assert placement["message"] == 'pod "default/trainer": ResourceClaim not created yet'
 
 
 def _pdb(status: dict[str, Any] | None, **spec: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ kube-controller-manager copies into a claim per pod.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from berth.engine.dra.allocations import AllocationResult, parse_allocation
@@ -87,6 +87,13 @@ class ResourceClaim:
     deletion_timestamp: str | None = None
     resource_version: str = ""
     controller_uid: str = ""  # the controlling owner's UID (the pod, for a generated claim)
+    finalizers: tuple[str, ...] = ()
+    allocation_timestamp: str | None = None  # status.allocation.allocationTimestamp
+    # status.devices: the drivers' conditions per allocated device, which binding conditions
+    # wait on: (driver, pool, device, shareID) -> condition type -> (status, reason, message).
+    device_conditions: Mapping[
+        tuple[str, str, str, str | None], Mapping[str, tuple[str, str, str]]
+    ] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -132,7 +139,44 @@ def _parse_claim(raw: RawObject) -> ResourceClaim:
         or None,
         resource_version=as_str(metadata.get("resourceVersion"), "metadata.resourceVersion"),
         controller_uid=controller_uid(metadata),
+        finalizers=_names(metadata.get("finalizers"), "metadata.finalizers"),
+        allocation_timestamp=None
+        if allocation is None
+        else as_str(
+            as_map(allocation, "status.allocation").get("allocationTimestamp"),
+            "status.allocation.allocationTimestamp",
+        )
+        or None,
+        device_conditions=_parse_device_conditions(status.get("devices")),
     )
+
+
+def _parse_device_conditions(
+    raw: object,
+) -> dict[tuple[str, str, str, str | None], Mapping[str, tuple[str, str, str]]]:
+    devices: dict[tuple[str, str, str, str | None], Mapping[str, tuple[str, str, str]]] = {}
+    for index, item in enumerate(as_list(raw, "status.devices")):
+        where = f"status.devices[{index}]"
+        entry = as_map(item, where)
+        conditions: dict[str, tuple[str, str, str]] = {}
+        for number, condition_raw in enumerate(
+            as_list(entry.get("conditions"), f"{where}.conditions")
+        ):
+            at = f"{where}.conditions[{number}]"
+            condition = as_map(condition_raw, at)
+            conditions[as_str(condition.get("type"), f"{at}.type")] = (
+                as_str(condition.get("status"), f"{at}.status"),
+                as_str(condition.get("reason"), f"{at}.reason"),
+                as_str(condition.get("message"), f"{at}.message"),
+            )
+        key = (
+            as_str(entry.get("driver"), f"{where}.driver"),
+            as_str(entry.get("pool"), f"{where}.pool"),
+            as_str(entry.get("device"), f"{where}.device"),
+            as_str(entry.get("shareID"), f"{where}.shareID") or None,
+        )
+        devices[key] = conditions
+    return devices
 
 
 def _parse_template(raw: RawObject) -> ResourceClaimTemplate:

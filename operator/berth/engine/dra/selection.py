@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 from berth.engine.dra.errors import AllocationError
 from berth.engine.dra.slices import DeviceCapacity
@@ -42,8 +42,8 @@ class CelDevice:
     """
 
     driver: str
-    attributes: Mapping[QualifiedName, AttributeValue]
-    capacity: Mapping[QualifiedName, Quantity]
+    attributes: Mapping[str, AttributeValue]  # QualifiedName keys, typed as the CEL side reads them
+    capacity: Mapping[str, Quantity]
     allow_multiple_allocations: bool = False
 
     @classmethod
@@ -57,7 +57,7 @@ class CelDevice:
     ) -> CelDevice:
         return cls(
             driver=driver,
-            attributes=attributes,
+            attributes=cast(Mapping[str, AttributeValue], attributes),  # a QualifiedName is a str
             capacity={name: entry.value.quantity for name, entry in capacity.items()},
             allow_multiple_allocations=bool(allow_multiple_allocations),
         )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import NamedTuple, NewType, TypeVar
 
+from berth.engine.dra.cel_semver import Semver, SemverError, parse_semver
 from berth.engine.errors import FieldError, InvalidObjectError
 from berth.engine.model.parsing import RawObject, as_map, as_str, brief, display_name
 from berth.engine.model.quantity import parse_quantity
@@ -23,7 +24,6 @@ __all__ = [
     "AttributeValue",
     "DeviceID",
     "QualifiedName",
-    "SemVer",
     "amount_of_units",
     "parse_amount",
     "parse_amount_map",
@@ -129,17 +129,7 @@ def parse_amount_map(raw: object, field: str) -> dict[QualifiedName, Amount]:
     return parse_entries(raw, field, parse_amount)
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class SemVer:
-    """A `version` attribute (semver 2.0.0 in its minimal form, so equal versions are equal texts)."""
-
-    text: str
-
-    def __str__(self) -> str:
-        return self.text
-
-
-AttributeValue = bool | int | str | SemVer
+AttributeValue = bool | int | str | Semver  # the CEL side's value kinds
 
 _ATTRIBUTE_KINDS = ("bool", "int", "string", "version")
 
@@ -162,7 +152,12 @@ def parse_attribute(raw: object, field: str) -> AttributeValue:
         return value
     if not isinstance(value, str):
         raise FieldError(f"{field}.{kind}", f"expected a string, got {brief(value)}")
-    return SemVer(value) if kind == "version" else value
+    if kind != "version":
+        return value
+    try:
+        return parse_semver(value)
+    except SemverError as error:
+        raise FieldError(f"{field}.version", str(error)) from None
 
 
 class DeviceID(NamedTuple):

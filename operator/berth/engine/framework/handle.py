@@ -24,6 +24,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Protocol
 
 from berth.engine.cluster import ClusterState, NodeSlots
+from berth.engine.framework.claim_port import ClaimStatusWriter, UnservedClaimWriter
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.status import Status
 from berth.engine.framework.waiting_pods import WaitingPods
@@ -175,6 +176,7 @@ class FrameworkServices:
     events: EventRecorder = _UNSERVED
     volumes: VolumeBindingWriter = _UNSERVED
     cluster: ClusterState = field(default_factory=ClusterState)
+    claims: ClaimStatusWriter = field(default_factory=UnservedClaimWriter)
 
 
 class PluginsRunner(Protocol):

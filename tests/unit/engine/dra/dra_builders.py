@@ -23,12 +23,13 @@ from typing import Any
 
 from berth.engine.dra.allocated_state import AllocatedState
 from berth.engine.dra.allocator import Allocator
+from berth.engine.dra.cel_semver import Semver
 from berth.engine.dra.claims import ResourceClaim
 from berth.engine.dra.classes import DeviceClass
 from berth.engine.dra.pools import SliceIndex
 from berth.engine.dra.selection import CelDevice, SelectorCache
 from berth.engine.dra.slices import ResourceSlice
-from berth.engine.dra.values import QualifiedName, SemVer
+from berth.engine.dra.values import QualifiedName
 from berth.engine.model.node import Node
 
 DRIVER = "gpu.example.com"
@@ -107,8 +108,8 @@ def selectors(cel: FakeCel | None = None) -> SelectorCache:
 def attributes(values: dict[str, Any]) -> dict[str, Any]:
     written: dict[str, Any] = {}
     for name, value in values.items():
-        if isinstance(value, SemVer):
-            written[name] = {"version": value.text}
+        if isinstance(value, Semver):
+            written[name] = {"version": str(value)}
         elif isinstance(value, bool):
             written[name] = {"bool": value}
         elif isinstance(value, int):

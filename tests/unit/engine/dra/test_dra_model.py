@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from berth.engine.dra.allocations import parse_allocation
+from berth.engine.dra.cel_semver import parse_semver
 from berth.engine.dra.claims import ResourceClaim, ResourceClaimTemplate
 from berth.engine.dra.classes import DeviceClass
 from berth.engine.dra.slices import ResourceSlice
-from berth.engine.dra.values import SemVer
 from berth.engine.errors import InvalidObjectError
 from tests.unit.engine.dra.dra_builders import device, exactly, first_available, slice_dict
 
@@ -21,7 +21,12 @@ def test_a_slice_keeps_devices_capacity_counters_taints_and_binding_conditions()
         [
             device(
                 "gpu-0",
-                {"model": "a100", "memory": 40, "healthy": True, "driverVersion": SemVer("1.2.3")},
+                {
+                    "model": "a100",
+                    "memory": 40,
+                    "healthy": True,
+                    "driverVersion": parse_semver("1.2.3"),
+                },
                 capacity={
                     "memory": {
                         "value": "40Gi",
@@ -47,7 +52,7 @@ def test_a_slice_keeps_devices_capacity_counters_taints_and_binding_conditions()
         "model": "a100",
         "memory": 40,
         "healthy": True,
-        "driverVersion": SemVer("1.2.3"),
+        "driverVersion": parse_semver("1.2.3"),
     }
     memory = gpu.capacity["memory"]
     assert memory.value.text == "40Gi" and memory.value.units == 40 * 2**30
