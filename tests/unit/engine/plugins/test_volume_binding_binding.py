@@ -17,7 +17,7 @@ from berth.engine.model.pod import Pod
 from berth.engine.plugins.volume_binding import VolumeBinding, new_plugin
 from tests.builders import make_pod
 from tests.fakes import FakeVolumeWriter
-from tests.storage_builders import make_class, make_pv, make_pvc
+from tests.storage_builders import make_class, make_csi_node, make_pv, make_pvc
 from tests.unit.engine.fakes import framework_with
 from tests.unit.engine.plugins.node_plugin_support import all_slots
 from tests.unit.engine.plugins.volume_binding_support import DRIVER, ZONE, cluster_with, zoned_node
@@ -333,3 +333,73 @@ async def test_a_provisioned_claim_is_bound_once_the_pv_controller_says_so() -> 
     writer.on_pause = bound
     assert (await plugin.pre_bind(state, pod, "b1")).is_success
     assert writer.pauses == 1
+
+
+MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
+
+
+async def test_a_static_in_tree_volume_the_translator_refuses_fails_the_binding() -> None:
+    """Filter matched the GCE PD by its own (empty) affinity; PreBind translates it, because
+    a1's CSINode lists the plugin as migrated, and the translator refuses the zone label."""
+    in_tree = make_pv("pv-a").storage_class("local").source("gcePersistentDisk", pdName="pd")
+    cluster = cluster_with(
+        NODES,
+        [
+            make_class("local").wait_for_first_consumer(),
+            in_tree.label(ZONE, "a__b").version("5"),
+            make_pvc("data").storage_class("local").uid("claim-uid").version("7"),
+            make_csi_node("a1").annotation(MIGRATED_PLUGINS, "kubernetes.io/gce-pd"),
+        ],
+    )
+    writer = FakeVolumeWriter()
+    plugin = _plugin(writer)
+    pod = _pod("data")
+    state = _decide(plugin, cluster, pod, "a1")
+
+    def pv_controller() -> None:
+        cluster.storage.upsert(
+            in_tree.claim_ref("default", "data", "claim-uid").version("200").build()
+        )
+
+    writer.on_pause = pv_controller
+    status = await plugin.pre_bind(state, pod, "a1")
+    assert status.message == (
+        "binding volumes: failed to translate pv to csi: could not translate pv: failed to get "
+        "region from zones: zone in unexpected format, expected: {locale}-{region}-{zone}, got: a"
+    )
+
+
+async def test_a_provisioned_in_tree_volume_is_judged_in_its_csi_form() -> None:
+    """The Cinder volume's zone label becomes the Cinder driver's zone key, which b1 lacks."""
+    cluster = _provisioning_cluster()
+    cluster.storage.upsert(
+        make_csi_node("b1").annotation(MIGRATED_PLUGINS, "kubernetes.io/cinder").build()
+    )
+    writer = FakeVolumeWriter()
+    plugin = _plugin(writer)
+    pod = _pod("data")
+    state = _decide(plugin, cluster, pod, "b1")
+
+    def provisioner() -> None:
+        cluster.storage.upsert(
+            make_pv("pvc-data")
+            .source("cinder", volumeID="v")
+            .label(ZONE, "b")
+            .claim_ref("default", "data")
+            .build()
+        )
+        cluster.storage.upsert(
+            make_pvc("data")
+            .storage_class("zonal")
+            .selected_node("b1")
+            .bound_to("pvc-data")
+            .version("300")
+            .build()
+        )
+
+    writer.on_pause = provisioner
+    status = await plugin.pre_bind(state, pod, "b1")
+    assert status.message == (
+        'binding volumes: pv "pvc-data" node affinity doesn\'t match node "b1": '
+        "no matching NodeSelectorTerms"
+    )
