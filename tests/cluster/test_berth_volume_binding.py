@@ -298,3 +298,38 @@ def test_a_pod_waiting_for_its_claim_is_scheduled_once_the_claim_is_created(
     create_storage(control_plane, claim, namespace=namespace)
     assert wait_bound(control_plane, namespace, ["waiting"], timeout=90)["waiting"] == nodes[2]
     wait_claims_bound(control_plane, namespace, [claim_name])
+
+
+def test_an_in_tree_volume_is_judged_by_its_csi_topology_as_kube_scheduler_does(
+    control_plane: LocalControlPlane,
+    berth: BerthReplica,
+    kube_scheduler: object,
+    namespace: str,
+) -> None:
+    """A GCE PD in zone-b, on nodes whose CSINodes list the GCE PD plugin as migrated: its
+    zone affinity becomes `topology.gke.io/zone`, which no node carries, so the zone-b
+    nodes fail it too and the pod fits nowhere, with the same message from both."""
+    group, nodes = _nodes(control_plane)
+    migrated = []
+    for node in nodes:
+        body = csi_node_body(node, ())
+        body["metadata"]["annotations"] = {
+            "storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/gce-pd"
+        }
+        migrated.append(body)
+    create_storage(control_plane, *migrated)
+    (storage_class,) = create_storage(
+        control_plane,
+        class_body(provisioner="kubernetes.io/no-provisioner", binding_mode="Immediate"),
+    )
+    volume = zone_volume_body("zone-b", class_name=storage_class)
+    volume["spec"].pop("csi")
+    volume["spec"]["gcePersistentDisk"] = {"pdName": volume["metadata"]["name"]}
+    create_storage(control_plane, volume)
+    claim = claim_body(class_name=storage_class, volume_name=volume["metadata"]["name"])
+    create_storage(control_plane, claim, namespace=namespace)
+    wait_claims_bound(control_plane, namespace, [claim["metadata"]["name"]])
+    message = both_unschedulable(
+        control_plane, berth, namespace, group, volumes=[pod_volume(claim["metadata"]["name"])]
+    )
+    assert "3 node(s) didn't match PersistentVolume's node affinity" in message

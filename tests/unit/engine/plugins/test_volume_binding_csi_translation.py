@@ -81,7 +81,6 @@ def _verdicts(
     return {"migrated": migrated, "bare": bare, "plain": plain, "cinder-only": cinder_only}
 
 
-
 def _zone_label(zones: str) -> Any:
     return make_pv("disk").source("gcePersistentDisk", pdName="disk").label(ZONE, zones)
 
@@ -213,7 +212,9 @@ CASES: list[tuple[str, Any, dict[str, Judgement]]] = [
     ),
     (
         "azure-disk-of-an-unmanaged-kind",
-        make_pv("disk").source("azureDisk", diskName="d", diskURI="u").set("spec.azureDisk.kind", "Dedicated"),
+        make_pv("disk")
+        .source("azureDisk", diskName="d", diskURI="u")
+        .set("spec.azureDisk.kind", "Dedicated"),
         _verdicts(
             _error("could not translate pv: kind(Dedicated) is not supported in csi migration"),
             _error("could not translate pv: kind(Dedicated) is not supported in csi migration"),
