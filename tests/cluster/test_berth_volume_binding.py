@@ -333,3 +333,37 @@ def test_an_in_tree_volume_is_judged_by_its_csi_topology_as_kube_scheduler_does(
         control_plane, berth, namespace, group, volumes=[pod_volume(claim["metadata"]["name"])]
     )
     assert "3 node(s) didn't match PersistentVolume's node affinity" in message
+
+
+_BLOB = "https://account.blob.core.windows.net/vhds/disk.vhd"  # the API's form for these kinds
+
+
+def test_a_volume_the_translator_refuses_is_the_same_scheduling_error(
+    control_plane: LocalControlPlane,
+    berth: BerthReplica,
+    kube_scheduler: object,
+    namespace: str,
+) -> None:
+    """A dedicated (not managed) Azure disk on a node that migrated the Azure Disk plugin:
+    csi-translation-lib refuses it, and VolumeBinding's Filter fails with its error."""
+    group, nodes = _nodes(control_plane, 1)
+    csi_node = csi_node_body(nodes[0], ())
+    csi_node["metadata"]["annotations"] = {
+        "storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/azure-disk"
+    }
+    create_storage(control_plane, csi_node)
+    (storage_class,) = create_storage(
+        control_plane,
+        class_body(provisioner="kubernetes.io/no-provisioner", binding_mode="Immediate"),
+    )
+    volume = zone_volume_body("zone-a", class_name=storage_class, affinity=False)
+    volume["spec"].pop("csi")
+    volume["spec"]["azureDisk"] = {"diskName": "d", "diskURI": _BLOB, "kind": "Dedicated"}
+    create_storage(control_plane, volume)
+    claim = claim_body(class_name=storage_class, volume_name=volume["metadata"]["name"])
+    create_storage(control_plane, claim, namespace=namespace)
+    wait_claims_bound(control_plane, namespace, [claim["metadata"]["name"]])
+    message = both_unschedulable(
+        control_plane, berth, namespace, group, volumes=[pod_volume(claim["metadata"]["name"])]
+    )
+    assert "could not translate pv: kind(Dedicated) is not supported in csi migration" in message
