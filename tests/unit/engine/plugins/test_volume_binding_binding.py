@@ -7,6 +7,7 @@ The fake stands for the API server; each test's `on_pause` stands for the PV con
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from berth.engine.cluster import ClusterState
@@ -282,17 +283,12 @@ def test_reserve_reports_an_out_of_date_volume() -> None:
     assert status.message == '"pv-a" is out of sync (stored: 6, assume: 5)'
 
 
-async def test_a_provisioned_volume_out_of_the_nodes_reach_is_reported() -> None:
-    cluster = _provisioning_cluster()
-    writer = FakeVolumeWriter()
-    plugin = _plugin(writer)
-    pod = _pod("data")
-    state = _decide(plugin, cluster, pod, "b1")
+def _provisioner_creates(cluster: ClusterState, volume: Any) -> Callable[[], None]:
+    """What the provisioner and the PV controller do on PreBind's first pause: `volume`
+    (a builder) is created for claim "data", which names it."""
 
-    def provisioner_in_the_wrong_zone() -> None:
-        cluster.storage.upsert(
-            make_pv("pvc-data").node_affinity(ZONE, "a").claim_ref("default", "data").build()
-        )
+    def provisioned() -> None:
+        cluster.storage.upsert(volume.claim_ref("default", "data").build())
         cluster.storage.upsert(
             make_pvc("data")
             .storage_class("zonal")
@@ -302,7 +298,17 @@ async def test_a_provisioned_volume_out_of_the_nodes_reach_is_reported() -> None
             .build()
         )
 
-    writer.on_pause = provisioner_in_the_wrong_zone
+    return provisioned
+
+
+async def test_a_provisioned_volume_out_of_the_nodes_reach_is_reported() -> None:
+    cluster = _provisioning_cluster()
+    writer = FakeVolumeWriter()
+    plugin = _plugin(writer)
+    pod = _pod("data")
+    state = _decide(plugin, cluster, pod, "b1")
+
+    writer.on_pause = _provisioner_creates(cluster, make_pv("pvc-data").node_affinity(ZONE, "a"))
     status = await plugin.pre_bind(state, pod, "b1")
     assert status.message == (
         'binding volumes: pv "pvc-data" node affinity doesn\'t match node "b1": '
@@ -380,24 +386,8 @@ async def test_a_provisioned_in_tree_volume_is_judged_in_its_csi_form() -> None:
     pod = _pod("data")
     state = _decide(plugin, cluster, pod, "b1")
 
-    def provisioner() -> None:
-        cluster.storage.upsert(
-            make_pv("pvc-data")
-            .source("cinder", volumeID="v")
-            .label(ZONE, "b")
-            .claim_ref("default", "data")
-            .build()
-        )
-        cluster.storage.upsert(
-            make_pvc("data")
-            .storage_class("zonal")
-            .selected_node("b1")
-            .bound_to("pvc-data")
-            .version("300")
-            .build()
-        )
-
-    writer.on_pause = provisioner
+    cinder = make_pv("pvc-data").source("cinder", volumeID="v").label(ZONE, "b")
+    writer.on_pause = _provisioner_creates(cluster, cinder)
     status = await plugin.pre_bind(state, pod, "b1")
     assert status.message == (
         'binding volumes: pv "pvc-data" node affinity doesn\'t match node "b1": '

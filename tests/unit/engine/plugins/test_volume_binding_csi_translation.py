@@ -75,6 +75,11 @@ def _error(message: str) -> Judgement:
     return (Code.ERROR, (message,))
 
 
+def _refused(message: str) -> dict[str, Judgement]:
+    """The translator's error on the nodes that translate; the others judge the PV as is."""
+    return _verdicts(_error(message), _error(message), PASS, PASS)
+
+
 def _verdicts(
     migrated: Judgement, bare: Judgement, plain: Judgement, cinder_only: Judgement
 ) -> dict[str, Judgement]:
@@ -121,33 +126,17 @@ CASES: list[tuple[str, Any, dict[str, Judgement]]] = [
     (
         "gce-pd-regional-disk-over-two-regions",
         _zone_label("us-east1-a__us-west1-b"),
-        _verdicts(
-            _error(
-                "could not translate pv: failed to get region from zones: multiple or no "
-                "regions gotten from zones, got: map[us-east1:{} us-west1:{}]"
-            ),
-            _error(
-                "could not translate pv: failed to get region from zones: multiple or no "
-                "regions gotten from zones, got: map[us-east1:{} us-west1:{}]"
-            ),
-            PASS,
-            PASS,
+        _refused(
+            "could not translate pv: failed to get region from zones: multiple or no "
+            "regions gotten from zones, got: map[us-east1:{} us-west1:{}]"
         ),
     ),
     (
         "gce-pd-zone-in-unexpected-format",
         _zone_label("east__us-east1-a").node_affinity(ZONE, "us-east1-a"),
-        _verdicts(
-            _error(
-                "could not translate pv: failed to get region from zones: zone in unexpected "
-                "format, expected: {locale}-{region}-{zone}, got: east"
-            ),
-            _error(
-                "could not translate pv: failed to get region from zones: zone in unexpected "
-                "format, expected: {locale}-{region}-{zone}, got: east"
-            ),
-            PASS,
-            PASS,
+        _refused(
+            "could not translate pv: failed to get region from zones: zone in unexpected "
+            "format, expected: {locale}-{region}-{zone}, got: east"
         ),
     ),
     (
@@ -185,17 +174,9 @@ CASES: list[tuple[str, Any, dict[str, Judgement]]] = [
     (
         "aws-ebs-bad-volume-id",
         make_pv("disk").source("awsElasticBlockStore", volumeID="aws://us-east1-a/disk-1"),
-        _verdicts(
-            _error(
-                "could not translate pv: failed to translate Kubernetes ID to EBS Volume ID "
-                "Invalid format for AWS volume (aws://us-east1-a/disk-1)"
-            ),
-            _error(
-                "could not translate pv: failed to translate Kubernetes ID to EBS Volume ID "
-                "Invalid format for AWS volume (aws://us-east1-a/disk-1)"
-            ),
-            PASS,
-            PASS,
+        _refused(
+            "could not translate pv: failed to translate Kubernetes ID to EBS Volume ID "
+            "Invalid format for AWS volume (aws://us-east1-a/disk-1)"
         ),
     ),
     (
@@ -215,12 +196,7 @@ CASES: list[tuple[str, Any, dict[str, Judgement]]] = [
         make_pv("disk")
         .source("azureDisk", diskName="d", diskURI="u")
         .set("spec.azureDisk.kind", "Dedicated"),
-        _verdicts(
-            _error("could not translate pv: kind(Dedicated) is not supported in csi migration"),
-            _error("could not translate pv: kind(Dedicated) is not supported in csi migration"),
-            PASS,
-            PASS,
-        ),
+        _refused("could not translate pv: kind(Dedicated) is not supported in csi migration"),
     ),
     (
         "portworx-keeps-its-affinity",
