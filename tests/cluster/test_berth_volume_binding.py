@@ -298,3 +298,84 @@ def test_a_pod_waiting_for_its_claim_is_scheduled_once_the_claim_is_created(
     create_storage(control_plane, claim, namespace=namespace)
     assert wait_bound(control_plane, namespace, ["waiting"], timeout=90)["waiting"] == nodes[2]
     wait_claims_bound(control_plane, namespace, [claim_name])
+
+
+def _in_tree_claim_on_migrated_nodes(
+    plane: LocalControlPlane,
+    namespace: str,
+    nodes: list[str],
+    *,
+    plugin: str,
+    source: Mapping[str, Any],
+    affinity: bool,
+) -> str:
+    """CSINodes for `nodes` listing `plugin` as migrated, and a claim bound to an in-tree PV
+    in zone-b (its zone label, and with `affinity` the matching node affinity) with the
+    in-tree `source` ({kind: fields}); returns the claim's name."""
+    migrated = []
+    for node in nodes:
+        body = csi_node_body(node, ())
+        body["metadata"]["annotations"] = {"storage.alpha.kubernetes.io/migrated-plugins": plugin}
+        migrated.append(body)
+    create_storage(plane, *migrated)
+    (storage_class,) = create_storage(
+        plane, class_body(provisioner="kubernetes.io/no-provisioner", binding_mode="Immediate")
+    )
+    volume = zone_volume_body("zone-b", class_name=storage_class, affinity=affinity)
+    volume["spec"].pop("csi")
+    volume["spec"].update(source)
+    create_storage(plane, volume)
+    claim = claim_body(class_name=storage_class, volume_name=volume["metadata"]["name"])
+    create_storage(plane, claim, namespace=namespace)
+    wait_claims_bound(plane, namespace, [claim["metadata"]["name"]])
+    return str(claim["metadata"]["name"])
+
+
+def test_an_in_tree_volume_is_judged_by_its_csi_topology_as_kube_scheduler_does(
+    control_plane: LocalControlPlane,
+    berth: BerthReplica,
+    kube_scheduler: object,
+    namespace: str,
+) -> None:
+    """A GCE PD in zone-b, on nodes whose CSINodes list the GCE PD plugin as migrated: its
+    zone affinity becomes `topology.gke.io/zone`, which no node carries, so the zone-b
+    nodes fail it too and the pod fits nowhere, with the same message from both."""
+    group, nodes = _nodes(control_plane)
+    claim = _in_tree_claim_on_migrated_nodes(
+        control_plane,
+        namespace,
+        nodes,
+        plugin="kubernetes.io/gce-pd",
+        source={"gcePersistentDisk": {"pdName": unique_name("pd")}},
+        affinity=True,
+    )
+    message = both_unschedulable(
+        control_plane, berth, namespace, group, volumes=[pod_volume(claim)]
+    )
+    assert "3 node(s) didn't match PersistentVolume's node affinity" in message
+
+
+_BLOB = "https://account.blob.core.windows.net/vhds/disk.vhd"  # the API's form for these kinds
+
+
+def test_a_volume_the_translator_refuses_is_the_same_scheduling_error(
+    control_plane: LocalControlPlane,
+    berth: BerthReplica,
+    kube_scheduler: object,
+    namespace: str,
+) -> None:
+    """A dedicated (not managed) Azure disk on a node that migrated the Azure Disk plugin:
+    csi-translation-lib refuses it, and VolumeBinding's Filter fails with its error."""
+    group, nodes = _nodes(control_plane, 1)
+    claim = _in_tree_claim_on_migrated_nodes(
+        control_plane,
+        namespace,
+        nodes,
+        plugin="kubernetes.io/azure-disk",
+        source={"azureDisk": {"diskName": "d", "diskURI": _BLOB, "kind": "Dedicated"}},
+        affinity=False,
+    )
+    message = both_unschedulable(
+        control_plane, berth, namespace, group, volumes=[pod_volume(claim)]
+    )
+    assert "could not translate pv: kind(Dedicated) is not supported in csi migration" in message

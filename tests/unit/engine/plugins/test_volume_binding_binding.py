@@ -7,6 +7,7 @@ The fake stands for the API server; each test's `on_pause` stands for the PV con
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from berth.engine.cluster import ClusterState
@@ -17,7 +18,7 @@ from berth.engine.model.pod import Pod
 from berth.engine.plugins.volume_binding import VolumeBinding, new_plugin
 from tests.builders import make_pod
 from tests.fakes import FakeVolumeWriter
-from tests.storage_builders import make_class, make_pv, make_pvc
+from tests.storage_builders import make_class, make_csi_node, make_pv, make_pvc
 from tests.unit.engine.fakes import framework_with
 from tests.unit.engine.plugins.node_plugin_support import all_slots
 from tests.unit.engine.plugins.volume_binding_support import DRIVER, ZONE, cluster_with, zoned_node
@@ -282,17 +283,12 @@ def test_reserve_reports_an_out_of_date_volume() -> None:
     assert status.message == '"pv-a" is out of sync (stored: 6, assume: 5)'
 
 
-async def test_a_provisioned_volume_out_of_the_nodes_reach_is_reported() -> None:
-    cluster = _provisioning_cluster()
-    writer = FakeVolumeWriter()
-    plugin = _plugin(writer)
-    pod = _pod("data")
-    state = _decide(plugin, cluster, pod, "b1")
+def _provisioner_creates(cluster: ClusterState, volume: Any) -> Callable[[], None]:
+    """What the provisioner and the PV controller do on PreBind's first pause: `volume`
+    (a builder) is created for claim "data", which names it."""
 
-    def provisioner_in_the_wrong_zone() -> None:
-        cluster.storage.upsert(
-            make_pv("pvc-data").node_affinity(ZONE, "a").claim_ref("default", "data").build()
-        )
+    def provisioned() -> None:
+        cluster.storage.upsert(volume.claim_ref("default", "data").build())
         cluster.storage.upsert(
             make_pvc("data")
             .storage_class("zonal")
@@ -302,7 +298,17 @@ async def test_a_provisioned_volume_out_of_the_nodes_reach_is_reported() -> None
             .build()
         )
 
-    writer.on_pause = provisioner_in_the_wrong_zone
+    return provisioned
+
+
+async def test_a_provisioned_volume_out_of_the_nodes_reach_is_reported() -> None:
+    cluster = _provisioning_cluster()
+    writer = FakeVolumeWriter()
+    plugin = _plugin(writer)
+    pod = _pod("data")
+    state = _decide(plugin, cluster, pod, "b1")
+
+    writer.on_pause = _provisioner_creates(cluster, make_pv("pvc-data").node_affinity(ZONE, "a"))
     status = await plugin.pre_bind(state, pod, "b1")
     assert status.message == (
         'binding volumes: pv "pvc-data" node affinity doesn\'t match node "b1": '
@@ -333,3 +339,57 @@ async def test_a_provisioned_claim_is_bound_once_the_pv_controller_says_so() -> 
     writer.on_pause = bound
     assert (await plugin.pre_bind(state, pod, "b1")).is_success
     assert writer.pauses == 1
+
+
+MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
+
+
+async def test_a_static_in_tree_volume_the_translator_refuses_fails_the_binding() -> None:
+    """Filter matched the GCE PD by its own (empty) affinity; PreBind translates it, because
+    a1's CSINode lists the plugin as migrated, and the translator refuses the zone label."""
+    in_tree = make_pv("pv-a").storage_class("local").source("gcePersistentDisk", pdName="pd")
+    cluster = cluster_with(
+        NODES,
+        [
+            make_class("local").wait_for_first_consumer(),
+            in_tree.label(ZONE, "a__b").version("5"),
+            make_pvc("data").storage_class("local").uid("claim-uid").version("7"),
+            make_csi_node("a1").annotation(MIGRATED_PLUGINS, "kubernetes.io/gce-pd"),
+        ],
+    )
+    writer = FakeVolumeWriter()
+    plugin = _plugin(writer)
+    pod = _pod("data")
+    state = _decide(plugin, cluster, pod, "a1")
+
+    def pv_controller() -> None:
+        cluster.storage.upsert(
+            in_tree.claim_ref("default", "data", "claim-uid").version("200").build()
+        )
+
+    writer.on_pause = pv_controller
+    status = await plugin.pre_bind(state, pod, "a1")
+    assert status.message == (
+        "binding volumes: failed to translate pv to csi: could not translate pv: failed to get "
+        "region from zones: zone in unexpected format, expected: {locale}-{region}-{zone}, got: a"
+    )
+
+
+async def test_a_provisioned_in_tree_volume_is_judged_in_its_csi_form() -> None:
+    """The Cinder volume's zone label becomes the Cinder driver's zone key, which b1 lacks."""
+    cluster = _provisioning_cluster()
+    cluster.storage.upsert(
+        make_csi_node("b1").annotation(MIGRATED_PLUGINS, "kubernetes.io/cinder").build()
+    )
+    writer = FakeVolumeWriter()
+    plugin = _plugin(writer)
+    pod = _pod("data")
+    state = _decide(plugin, cluster, pod, "b1")
+
+    cinder = make_pv("pvc-data").source("cinder", volumeID="v").label(ZONE, "b")
+    writer.on_pause = _provisioner_creates(cluster, cinder)
+    status = await plugin.pre_bind(state, pod, "b1")
+    assert status.message == (
+        'binding volumes: pv "pvc-data" node affinity doesn\'t match node "b1": '
+        "no matching NodeSelectorTerms"
+    )

@@ -13,7 +13,14 @@ from berth.engine.framework.status import Code
 from berth.engine.model.pod import Pod
 from berth.engine.plugins.volume_binding import new_plugin
 from tests.builders import make_pod
-from tests.storage_builders import make_capacity, make_class, make_csi_driver, make_pv, make_pvc
+from tests.storage_builders import (
+    make_capacity,
+    make_class,
+    make_csi_driver,
+    make_csi_node,
+    make_pv,
+    make_pvc,
+)
 from tests.unit.engine.plugins.node_plugin_support import all_slots, names_of
 from tests.unit.engine.plugins.volume_binding_support import (
     DRIVER,
@@ -30,6 +37,28 @@ MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany")
 CLASSES = ("local", "zonal", "plain", "imm")
 CLAIM_CLASSES = ("local", "local", "local", "zonal", "zonal", "plain", "imm")
 CLAIMS = ("c0", "c1", "c2")
+BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
+MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
+CSI_ZONE_KEYS = (
+    "topology.gke.io/zone",
+    "topology.ebs.csi.aws.com/zone",
+    "topology.cinder.csi.openstack.org/zone",
+)
+PLUGINS = tuple(
+    f"kubernetes.io/{name}"
+    for name in ("gce-pd", "aws-ebs", "azure-disk", "azure-file", "cinder", "portworx-volume")
+)
+# In-tree sources, some of which the translator refuses (bad EBS ID, unmanaged Azure disk).
+IN_TREE = (
+    ("gcePersistentDisk", {"pdName": "pd"}),
+    ("awsElasticBlockStore", {"volumeID": "vol-1"}),
+    ("awsElasticBlockStore", {"volumeID": "aws://a/disk-1"}),
+    ("cinder", {"volumeID": "v"}),
+    ("azureDisk", {"diskName": "d", "diskURI": "u"}),
+    ("azureDisk", {"diskName": "d", "diskURI": "u", "kind": "Shared"}),
+    ("portworxVolume", {"volumeID": "v"}),
+    ("azureFile", {"secretName": "s", "shareName": "share"}),
+)
 
 
 def _classes(draw: st.DrawFn) -> list[Any]:
@@ -46,11 +75,20 @@ def _classes(draw: st.DrawFn) -> list[Any]:
 
 @st.composite
 def storage_clusters(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[Any], dict[str, Any]]:
-    nodes = [
-        zoned_node(f"n{index}", draw(st.sampled_from(ZONES)))
-        for index in range(draw(st.integers(1, 6)))
-    ]
+    nodes = []
     objects: list[Any] = _classes(draw)
+    for index in range(draw(st.integers(1, 6))):
+        zone = draw(st.sampled_from(ZONES))
+        node = zoned_node(f"n{index}", zone)
+        for key in CSI_ZONE_KEYS:
+            if draw(st.booleans()):
+                node["metadata"]["labels"][key] = zone
+        nodes.append(node)
+        if draw(st.booleans()):
+            migrated = draw(st.lists(st.sampled_from(PLUGINS), max_size=3, unique=True))
+            objects.append(
+                make_csi_node(f"n{index}").annotation(MIGRATED_PLUGINS, ",".join(migrated))
+            )
     objects.append(make_csi_driver(DRIVER).storage_capacity(draw(st.booleans())))
     for index in range(draw(st.integers(0, 3))):
         capacity = make_capacity(f"cap{index}", draw(st.sampled_from(("zonal", "plain"))))
@@ -86,6 +124,12 @@ def storage_clusters(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[Any], 
         if draw(st.integers(0, 3)) == 0:
             volume.claim_ref("default", draw(st.sampled_from(CLAIMS)))
         volume.phase(draw(st.sampled_from(("Available", "Available", "Available", "Released"))))
+        if draw(st.booleans()):
+            kind, fields = draw(st.sampled_from(IN_TREE))
+            volume.source(kind).set(f"spec.{kind}", fields)
+            if draw(st.booleans()):
+                zones = draw(st.lists(st.sampled_from(ZONES), min_size=1, max_size=2))
+                volume.label(draw(st.sampled_from((ZONE, BETA_ZONE))), "__".join(zones))
         if draw(st.integers(0, 6)) == 0:
             volume.block()
         objects.append(volume)
@@ -106,6 +150,7 @@ def _reference_storage(objects: list[Any]) -> reference.Storage:
         classes={raw["metadata"]["name"]: raw for raw in by_kind.get("StorageClass", [])},
         drivers={raw["metadata"]["name"]: raw for raw in by_kind.get("CSIDriver", [])},
         capacities=by_kind.get("CSIStorageCapacity", []),
+        csi_nodes={raw["metadata"]["name"]: raw for raw in by_kind.get("CSINode", [])},
     )
 
 

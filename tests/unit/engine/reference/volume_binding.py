@@ -1,7 +1,7 @@
 """VolumeBinding node by node, from raw pod, claim, volume, class and CSI dicts.
 
 Follows kube-scheduler's volume binder literally (GetPodVolumeClaims, FindPodVolumes with
-FindMatchingVolume, checkVolumeProvisions and hasEnoughCapacity, then the capacity
+bound PVs translated to CSI (`csi_translation`), FindMatchingVolume, checkVolumeProvisions and hasEnoughCapacity, then the capacity
 scorer), one node at a time, with nothing shared with the vectorised plugin. Quantities
 are whole numbers with an optional binary suffix (the strategies only make those).
 """
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from tests.unit.engine.reference import csi_translation
 
 Raw = dict[str, Any]
 
@@ -187,6 +189,7 @@ class Storage:
     classes: dict[str, Raw]
     drivers: dict[str, Raw]
     capacities: list[Raw]
+    csi_nodes: dict[str, Raw] = field(default_factory=dict)  # by node name
 
 
 def classify(pod: Raw, storage: Storage) -> tuple[list[Raw], list[Raw]] | str:
@@ -267,7 +270,11 @@ def find_pod_volumes(
         if volume is None:
             volumes_found = False
             break
-        if not affinity_matches(volume, node):
+        checked = csi_translation.try_translate(volume, storage.csi_nodes.get(_meta(node)["name"]))
+        if isinstance(checked, str):
+            outcome.error = checked
+            return outcome
+        if not affinity_matches(checked, node):
             bound_ok = False
             break
     node_name = _meta(node)["name"]

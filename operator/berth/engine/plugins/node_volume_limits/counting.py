@@ -12,12 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from berth.engine.cluster import ClusterState
-from berth.engine.framework.status import Status, error, unresolvable
-from berth.engine.model.csi import VolumeAttachment
-from berth.engine.model.pod import Pod
-from berth.engine.model.storage import PersistentVolumeClaim
-from berth.engine.model.volume_sources import CSISource
-from berth.engine.plugins.node_volume_limits.migration import (
+from berth.engine.csi_translation.handles import (
     MIGRATED_ON_CSI_NODES,
     TranslationError,
     csi_driver_of_plugin,
@@ -25,6 +20,11 @@ from berth.engine.plugins.node_volume_limits.migration import (
     inline_volume_handle,
     persistent_volume_handle,
 )
+from berth.engine.framework.status import Status, error, unresolvable
+from berth.engine.model.csi import VolumeAttachment
+from berth.engine.model.pod import Pod
+from berth.engine.model.storage import PersistentVolumeClaim
+from berth.engine.model.volume_sources import CSISource
 from berth.engine.volume_lookups import claim_not_found
 
 __all__ = ["VolumeKey", "attachable_volumes", "attached_by_attachments"]

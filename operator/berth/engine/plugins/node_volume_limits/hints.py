@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from berth.engine.csi_translation.handles import (
+    MIGRATED_ON_CSI_NODES,
+    TranslationError,
+    csi_driver_of_plugin,
+    in_tree_plugin_of,
+    inline_volume_handle,
+)
 from berth.engine.framework.events import (
     Action,
     ClusterEvent,
@@ -11,13 +18,6 @@ from berth.engine.framework.events import (
 )
 from berth.engine.model.csi import CSINode, VolumeAttachment
 from berth.engine.model.pod import Pod
-from berth.engine.plugins.node_volume_limits.migration import (
-    MIGRATED_ON_CSI_NODES,
-    TranslationError,
-    csi_driver_of_plugin,
-    in_tree_plugin_of,
-    inline_volume_handle,
-)
 from berth.engine.volume_lookups import requeue_for_pods_claim
 
 __all__ = ["events_to_register", "may_count"]

@@ -16,7 +16,10 @@ from collections.abc import Mapping, Sequence
 
 from berth.engine.cluster import ClusterState
 from berth.engine.cluster.storage import StorageObjects
+from berth.engine.csi_translation.handles import TranslationError
+from berth.engine.csi_translation.persistent_volumes import translated_affinity
 from berth.engine.framework.handle import ClaimReference, VolumeBindingWriter
+from berth.engine.model.csi import CSINode
 from berth.engine.model.pod import Pod
 from berth.engine.model.storage import (
     ANN_BOUND_BY_CONTROLLER,
@@ -181,9 +184,12 @@ def _older(cached: str, written: str) -> bool:
 
 
 def _affinity_problem(
-    volume: PersistentVolume, node_name: str, labels: Mapping[str, str]
+    volume: PersistentVolume, node_name: str, labels: Mapping[str, str], csi_node: CSINode | None
 ) -> str | None:
-    if volume.node_affinity_matches(labels):
+    """Why the node cannot reach `volume` (in its CSI form where the node migrated its
+    plugin); raises `TranslationError` when the translator refuses the volume."""
+    translated = dataclasses.replace(volume, node_affinity=translated_affinity(volume, csi_node))
+    if translated.node_affinity_matches(labels):
         return None
     return (
         f'pv "{volume.name}" node affinity doesn\'t match node "{node_name}": '
@@ -207,6 +213,7 @@ def check_bindings(
         return f'pod does not exist any more: pod "{pod.name}" not found'
     storage = cluster.storage
     labels = node.labels
+    csi_node = storage.csi_node(node_name)
     volume_versions, claim_versions = versions
     for (claim, volume), written in zip(volumes.static, volume_versions, strict=True):
         current = storage.volumes.get_api(volume.name)
@@ -217,7 +224,10 @@ def check_bindings(
             return f'failed to check binding: persistentvolumeclaims "{claim.key}" not found'
         if _older(current.resource_version, written):
             return False
-        problem = _affinity_problem(current, node_name, labels)
+        try:
+            problem = _affinity_problem(current, node_name, labels, csi_node)
+        except TranslationError as refused:
+            return f"failed to translate pv to csi: {refused}"
         if problem is not None:
             return problem
         if current.claim_ref is None or not current.claim_ref.uid:
@@ -241,7 +251,10 @@ def check_bindings(
             current = storage.volumes.get_api(current_claim.volume_name)
             if current is None:
                 return False  # not here yet (or deleted, and the claim will be unbound)
-            problem = _affinity_problem(current, node_name, labels)
+            try:
+                problem = _affinity_problem(current, node_name, labels, csi_node)
+            except TranslationError as refused:
+                return str(refused)
             if problem is not None:
                 return problem
         if not current_claim.bind_completed:

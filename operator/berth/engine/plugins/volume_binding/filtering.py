@@ -4,7 +4,8 @@ For each node kube-scheduler checks, independently:
 
 1. the bound claims, in order: the first whose volume is gone stops the check ("bound to
    non-existent pv(s)"), the first whose volume's node affinity the node fails stops it
-   ("didn't match PersistentVolume's node affinity");
+   ("didn't match PersistentVolume's node affinity"), an in-tree volume judged in its CSI
+   form where the node has its plugin migrated (a translator error is the node's error);
 2. the WaitForFirstConsumer claims: one already given to another node for provisioning
    rejects the node at once; the others, smallest request first, each take the smallest
    matching static volume the node reaches (a volume pre-bound to the claim wins, and
@@ -39,6 +40,7 @@ from berth.engine.nodematch import (
     volume_node_affinity_mask,
 )
 from berth.engine.plugins.volume_binding.claims import PodClaims
+from berth.engine.plugins.volume_binding.migrated import bound_volume_reach
 
 __all__ = [
     "REASON_BIND_CONFLICT",
@@ -232,11 +234,17 @@ def find_pod_volumes(
 
     # 1. Bound claims.
     still = np.ones(count, dtype=bool)
+    failed = np.zeros(count, dtype=bool)  # nodes where translating a volume to CSI failed
     for _claim, volume in pod_claims.bound:
         if volume is None:
             bits[still] |= _GONE
             break
-        reached = volume_node_affinity_mask(cluster, volume.node_affinity, slots)
+        reached, problems = bound_volume_reach(cluster, storage, volume, slots)
+        for message, where in problems.items():
+            hit = where & still
+            errors[message] = errors.get(message, np.zeros(count, dtype=bool)) | hit
+            failed |= hit
+            still &= ~hit
         bits[still & ~reached] |= _NODE
         still &= reached
 
@@ -264,7 +272,7 @@ def find_pod_volumes(
     capacity_chosen = np.full((len(provisioned), count), -1, dtype=np.intp)
     capacities: list[CSIStorageCapacity] = []
     unbound_failed = elsewhere.copy()
-    open_nodes = ~elsewhere
+    open_nodes = ~elsewhere & ~failed  # upstream stops at a node's error
     for row, claim in enumerate(provisioned):
         asked = open_nodes & provisions[row]
         if not asked.any():

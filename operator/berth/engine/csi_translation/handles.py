@@ -1,10 +1,11 @@
-"""In-tree volume kinds that count as CSI volumes: csi-translation-lib's mapping, as v1.37 applies it.
+"""In-tree volume kinds and their CSI drivers and volume handles, as csi-translation-lib maps them.
 
 csi-translation-lib (v0.37) knows seven in-tree kinds and the CSI driver that replaced each.
-kube-scheduler v1.37 treats five of them as migrated on every node that has a CSINode
-(GCE PD, AWS EBS, Azure Disk, Cinder, Portworx); Azure File and vSphere are migratable
-but not counted. What the count needs from a translation is the driver and the volume
-handle (the unique name of the volume), computed here the way the translator does.
+kube-scheduler v1.37 has migration on for five of them (GCE PD, AWS EBS, Azure Disk, Cinder,
+Portworx); Azure File and vSphere are migratable but never translated by the scheduler.
+NodeVolumeLimits counts a migrated volume by its driver and volume handle (the unique name
+of the volume), and VolumeBinding needs the same translation's errors; both are computed
+here the way the translator does.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from berth.engine.model.volume_sources import (
 )
 
 __all__ = [
+    "AWS_EBS",
+    "CINDER",
+    "GCE_PD",
     "MIGRATED_ON_CSI_NODES",
     "TranslationError",
     "csi_driver_of_plugin",
@@ -61,7 +65,7 @@ _PLUGIN_OF_KIND: Mapping[type, str] = {
 }
 
 MIGRATED_ON_CSI_NODES = frozenset({AWS_EBS, PORTWORX, GCE_PD, AZURE_DISK, CINDER})
-"""Plugins kube-scheduler v1.37 counts as their CSI driver on any node with a CSINode."""
+"""Plugins whose CSI migration is on in kube-scheduler v1.37 (the CSIMigration* gates are locked)."""
 
 _UNSPECIFIED = "UNSPECIFIED"
 _BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
@@ -130,10 +134,18 @@ def _gce_region(zones: list[str]) -> str:
     for zone in zones:
         parts = zone.split("-")
         if len(parts) != 3:
-            raise TranslationError(f"zone in unexpected format, got: {zone}")
+            raise TranslationError(
+                "failed to get region from zones: zone in unexpected format, "
+                f"expected: {{locale}}-{{region}}-{{zone}}, got: {zone}"
+            )
         regions.add("-".join(parts[:2]))
     if len(regions) != 1:
-        raise TranslationError("multiple or no regions gotten from zones")
+        # The translator prints its set of regions the way Go prints a map: sorted keys.
+        found = " ".join(f"{region}:{{}}" for region in sorted(regions))
+        raise TranslationError(
+            f"failed to get region from zones: multiple or no regions gotten from zones, "
+            f"got: map[{found}]"
+        )
     return regions.pop()
 
 
