@@ -17,6 +17,15 @@ from berth.engine.model.pod import Pod
 _uids = itertools.count(1)
 
 
+def set_path(raw: dict[str, Any], path: str, value: Any) -> None:
+    """Set a dotted path in a raw object, creating the maps on the way."""
+    target = raw
+    *parents, last = path.split(".")
+    for part in parents:
+        target = target.setdefault(part, {})
+    target[last] = value
+
+
 class PodBuilder:
     def __init__(self, name: str, namespace: str = "default") -> None:
         self._raw: dict[str, Any] = {
@@ -262,11 +271,7 @@ class PodBuilder:
 
     def set(self, path: str, value: Any) -> PodBuilder:
         """Escape hatch: set a dotted path, e.g. set("spec.overhead", {"cpu": "100m"})."""
-        target = self._raw
-        *parents, last = path.split(".")
-        for part in parents:
-            target = target.setdefault(part, {})
-        target[last] = value
+        set_path(self._raw, path, value)
         return self
 
     def obj(self) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar
 from berth.engine.model.csi import CSIDriver, CSINode, CSIStorageCapacity, VolumeAttachment
 from berth.engine.model.storage import PersistentVolume, PersistentVolumeClaim
 from berth.engine.model.storage_class import StorageClass
+from tests.builders import set_path
 
 _uids = itertools.count(1)
 
@@ -80,11 +81,7 @@ class _Builder(Generic[T]):
 
     def set(self: B, path: str, value: Any) -> B:
         """Escape hatch: set a dotted path, e.g. set("spec.volumeMode", "Block")."""
-        target = self._raw
-        *parents, last = path.split(".")
-        for part in parents:
-            target = target.setdefault(part, {})
-        target[last] = value
+        set_path(self._raw, path, value)
         return self
 
     def obj(self) -> dict[str, Any]:
