@@ -5,6 +5,10 @@
 Each scenario builds a ClusterState of simulated nodes (4 CPU, 32Gi, 110 pods,
 three zones, scheduler_perf's template) with `--placed` pods already bound, then
 times `schedule_one` + assume for `--decisions` new pods with the default profile.
+The DRA scenario gives every node a ResourceSlice of 8 GPUs (scheduler_perf's DRA
+device template) and every pod one ResourceClaim for one GPU of a class selected by
+real CEL; its decision also runs Reserve (DynamicResources assumes the allocation
+there) and settles the claim as PreBind would write it, so the next pod sees it.
 Prints median and p99 of the decision's CPU time (thread time, so that other
 processes on a shared machine do not inflate it) per scenario. A measurement,
 not a test: nothing asserts.
@@ -22,21 +26,36 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.dra_allocation import SELECTOR, node_slice
 from berth.engine.algorithm import Scheduled, SearchState, schedule_one
 from berth.engine.cluster import ClusterState
-from berth.engine.framework.runtime import build_framework
+from berth.engine.dra.claims import ResourceClaim
+from berth.engine.dra.classes import DeviceClass
+from berth.engine.framework.runtime import Framework, build_framework
 from berth.engine.model.pod import Pod
 from berth.profiles import default_profile_config
+from berth.scheduling.simulated_claims import settle_assumed_allocations
 from tests.builders import PodBuilder, make_node, make_pod
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 
 
-def build_cluster(nodes: int) -> ClusterState:
+GPUS_PER_NODE = 8
+
+
+def build_cluster(nodes: int, *, gpus: bool = False) -> ClusterState:
     cluster = ClusterState(capacity=nodes)
     for index in range(nodes):
         node = make_node(f"node-{index:05d}").capacity(cpu="4", memory="32Gi", pods=110)
-        cluster.upsert_node(node.zone(ZONES[index % len(ZONES)]).build())
+        built = node.zone(ZONES[index % len(ZONES)]).build()
+        cluster.upsert_node(built)
+        if gpus:
+            cluster.dra.upsert(node_slice(built.name, GPUS_PER_NODE))
+    if gpus:
+        selectors = [{"cel": {"expression": SELECTOR}}]
+        cluster.dra.upsert(
+            DeviceClass.from_dict({"metadata": {"name": "gpu"}, "spec": {"selectors": selectors}})
+        )
     return cluster
 
 
@@ -62,18 +81,50 @@ def spread_pod(name: str) -> PodBuilder:
     )
 
 
-def place(cluster: ClusterState, pods: list[Pod], seed: int) -> list[float]:
+def gpu_pod(name: str) -> PodBuilder:
+    return basic_pod(name).claim("gpu", f"{name}-gpu")
+
+
+def gpu_claim(pod: Pod) -> ResourceClaim:
+    """The ResourceClaim `gpu_pod` names: one GPU of class `gpu`, not yet allocated."""
+    request = {"name": "gpu", "exactly": {"deviceClassName": "gpu"}}
+    return ResourceClaim.from_dict(
+        {
+            "metadata": {
+                "name": f"{pod.name}-gpu",
+                "namespace": pod.namespace,
+                "uid": f"{pod.uid}-gpu",
+                "resourceVersion": "1",
+            },
+            "spec": {"devices": {"requests": [request]}},
+        }
+    )
+
+
+def reserve(framework: Framework, cluster: ClusterState, pod: Pod, decision: Scheduled) -> None:
+    """Reserve as the scheduling cycle runs it, then settle the claims as PreBind writes them."""
+    status = framework.run_reserve(decision.state, pod, decision.node_name)
+    if not status.is_success:
+        raise SystemExit(f"{pod.key}: Reserve failed: {status.message}")
+    settle_assumed_allocations(pod, cluster.dra)
+
+
+def place(cluster: ClusterState, pods: list[Pod], seed: int, *, claims: bool) -> list[float]:
     framework = build_framework(default_profile_config())
     search = SearchState()
     rng = random.Random(seed)
     timings = []
     for pod in pods:
+        if claims:
+            cluster.dra.upsert(gpu_claim(pod))  # created by the user before the pod is seen
         # CPU time of this thread: on a shared 2-core machine wall time mostly
         # measures who else is running.
         started = time.thread_time()
         decision = schedule_one(framework, cluster, pod, search=search, rng=rng)
         if isinstance(decision, Scheduled):
             cluster.add_pod(pod.assigned_to(decision.node_name))
+            if claims:
+                reserve(framework, cluster, pod, decision)
         timings.append(time.thread_time() - started)
         if not isinstance(decision, Scheduled):
             raise SystemExit(f"{pod.key} did not schedule: {decision}")
@@ -87,13 +138,15 @@ def scenario(
     decisions: int,
     existing: Callable[[str], PodBuilder],
     measured: Callable[[str], PodBuilder],
+    claims: bool = False,
 ) -> None:
-    cluster = build_cluster(nodes)
+    cluster = build_cluster(nodes, gpus=claims)
     # Existing pods go where the engine puts them, so the cluster is in a state
     # the scheduler itself would have produced.
     setup = [existing(f"init-{i}").build() for i in range(placed)]
-    place(cluster, setup, seed=1)
-    timings = place(cluster, [measured(f"measured-{i}").build() for i in range(decisions)], seed=2)
+    place(cluster, setup, seed=1, claims=claims)
+    pods = [measured(f"measured-{i}").build() for i in range(decisions)]
+    timings = place(cluster, pods, seed=2, claims=claims)
     micros = sorted(t * 1e6 for t in timings)
     p99 = micros[min(len(micros) - 1, int(len(micros) * 0.99))]
     print(
@@ -109,25 +162,20 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--placed", type=int, default=10000)
     parser.add_argument("--decisions", type=int, default=500)
+    parser.add_argument("--only", default="", help="run the scenarios whose name contains this")
     args = parser.parse_args()
-    scenario("SchedulingBasic", args.nodes, args.placed, args.decisions, basic_pod, basic_pod)
-    # Hostname anti-affinity: every node may hold one green pod, so fewer existing ones fit.
-    scenario(
-        "PodAntiAffinity (hostname)",
-        args.nodes,
-        min(args.placed, args.nodes // 2),
-        args.decisions,
-        anti_affinity_pod,
-        anti_affinity_pod,
-    )
-    scenario(
-        "TopologySpreading (3 zones)",
-        args.nodes,
-        args.placed,
-        args.decisions,
-        spread_pod,
-        spread_pod,
-    )
+    nodes, placed, decisions = args.nodes, args.placed, args.decisions
+    scenarios: list[tuple[str, int, Callable[[str], PodBuilder], bool]] = [
+        ("SchedulingBasic", placed, basic_pod, False),
+        # Hostname anti-affinity: every node may hold one green pod, so fewer existing ones fit.
+        ("PodAntiAffinity (hostname)", min(placed, nodes // 2), anti_affinity_pod, False),
+        ("TopologySpreading (3 zones)", placed, spread_pod, False),
+        # A quarter of the GPUs already taken by pods placed the same way.
+        ("DRA (1 GPU claim, 8 GPUs/node)", min(placed, nodes * GPUS_PER_NODE // 4), gpu_pod, True),
+    ]
+    for name, existing, pod, claims in scenarios:
+        if args.only in name:
+            scenario(name, nodes, existing, decisions, pod, pod, claims=claims)
 
 
 if __name__ == "__main__":
