@@ -13,18 +13,15 @@ The worlds of tests/cluster/dra_driver.py again (one per scheduler, identical sh
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from berth.controlplane import LocalControlPlane
-from berth.controlplane.berth_process import BerthReplica
 from berth.kube.api import ApiError
-from tests.cluster.dra_driver import RESOURCE, Gpu, World, make_world, report_device_ready
+from tests.cluster.dra_driver import RESOURCE, Gpu, World, report_device_ready
 from tests.cluster.helpers import (
-    DEFAULT_SCHEDULER,
-    SCHEDULER,
     events,
     get_pod,
     patch,
@@ -32,28 +29,12 @@ from tests.cluster.helpers import (
     poll,
     scheduled_condition,
     unique_name,
-    wait_berth_sees_all_nodes,
     wait_bound,
 )
 
 pytestmark = pytest.mark.cluster
 
 ADMISSION = "/apis/admissionregistration.k8s.io/v1"
-
-
-@pytest.fixture
-def worlds(
-    control_plane: LocalControlPlane,
-    kube_scheduler: object,
-    berth: BerthReplica,
-) -> Iterator[Callable[[list[list[Gpu]]], tuple[World, World]]]:
-    def build(nodes: list[list[Gpu]]) -> tuple[World, World]:
-        ours = make_world(control_plane, SCHEDULER, nodes)
-        theirs = make_world(control_plane, DEFAULT_SCHEDULER, nodes)
-        wait_berth_sees_all_nodes(control_plane, berth)
-        return ours, theirs
-
-    yield build
 
 
 def _claim_path(world: World, name: str) -> str:

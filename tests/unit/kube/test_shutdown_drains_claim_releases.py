@@ -7,46 +7,27 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from berth.engine.dra.allocations import AllocationResult
-from berth.engine.dra.claims import ConsumerReference, ResourceClaim
+from berth.engine.dra.claims import ResourceClaim
 from berth.engine.framework.claim_port import ClaimWrite, Unreservation, request_release
 from berth.engine.framework.cycle_state import CycleState
-from tests.unit.engine.plugins.dra_plugin_support import claim_raw
+from tests.unit.engine.plugins.dra_plugin_support import FakeClaimWriter, claim_raw
 from tests.unit.kube.fakes import FakeClock, FakeLease, FakeLeaseStore
 from tests.unit.kube.test_app_leads_only_with_the_lease import make_app, settle
 
 
 @dataclass
-class GatedWriter:
-    """A claim port whose writes wait for `gate`; notes who held the Lease when each landed."""
+class GatedWriter(FakeClaimWriter):
+    """Unreservations wait for `gate`; each notes who held the Lease when it landed."""
 
-    lease: FakeLease
+    lease: FakeLease = field(default_factory=FakeLease)
     gate: asyncio.Event = field(default_factory=asyncio.Event)
     holders_at_write: list[str] = field(default_factory=list)
-
-    async def reserve(
-        self,
-        claim: ResourceClaim,
-        *,
-        allocation: AllocationResult | None,
-        consumer: ConsumerReference,
-    ) -> ClaimWrite:
-        raise AssertionError("not in this test")
 
     async def unreserve(self, claim: ResourceClaim, *, pod_uid: str) -> ClaimWrite:
         await self.gate.wait()
         record = self.lease.record
         self.holders_at_write.append(record.holder if record is not None else "")
         return ClaimWrite(claim=claim)
-
-    async def deallocate(self, claim: ResourceClaim) -> ClaimWrite:
-        raise AssertionError("not in this test")
-
-    def wall_time(self) -> float:
-        return 0.0
-
-    async def pause(self, seconds: float) -> None:
-        pass
 
 
 async def test_close_waits_for_claim_releases_before_releasing_the_lease() -> None:
@@ -56,7 +37,7 @@ async def test_close_waits_for_claim_releases_before_releasing_the_lease() -> No
     await elector.tick()
     await settle()
     assert app.leading
-    writer = GatedWriter(lease)
+    writer = GatedWriter(lease=lease)
     app.scheduler.services.claims = writer
     state = CycleState(app.scheduler.cache.cluster)
     request_release(state, Unreservation(ResourceClaim.from_dict(claim_raw("c")), "p-uid"))
