@@ -13,7 +13,7 @@ import atexit
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 
@@ -23,7 +23,13 @@ from berth.controlplane import LocalControlPlane
 from berth.controlplane.berth_process import BerthReplica, install
 from berth.controlplane.processes import ManagedProcess
 from berth.controlplane.provisioner import VolumeProvisioner
-from tests.cluster.helpers import create_namespace
+from tests.cluster.dra_driver import Gpu, World, make_world
+from tests.cluster.helpers import (
+    DEFAULT_SCHEDULER,
+    SCHEDULER,
+    create_namespace,
+    wait_berth_sees_all_nodes,
+)
 from tests.cluster.storage import PROVISIONER
 
 
@@ -116,3 +122,21 @@ def replicas(control_plane: LocalControlPlane, tmp_path: Path) -> Iterator[dict[
             replica.stop()
             # Kept with the report: the run directory goes when the control plane stops.
             shutil.copyfile(replica.process.log_path, tmp_path / replica.process.log_path.name)
+
+
+@pytest.fixture
+def worlds(
+    control_plane: LocalControlPlane,
+    kube_scheduler: object,
+    berth: BerthReplica,
+) -> Callable[[list[list[Gpu]]], tuple[World, World]]:
+    """DRA scenarios side by side: a builder of two worlds of the same shape (tests/cluster/
+    dra_driver.py), Berth's and kube-scheduler's, once Berth sees their nodes."""
+
+    def build(nodes: list[list[Gpu]]) -> tuple[World, World]:
+        ours = make_world(control_plane, SCHEDULER, nodes)
+        theirs = make_world(control_plane, DEFAULT_SCHEDULER, nodes)
+        wait_berth_sees_all_nodes(control_plane, berth)
+        return ours, theirs
+
+    return build

@@ -10,21 +10,17 @@ byte the same FailedScheduling messages.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from berth.controlplane import LocalControlPlane
-from berth.controlplane.berth_process import BerthReplica
-from tests.cluster.dra_driver import RESOURCE, Gpu, World, make_world, report_device_ready
+from tests.cluster.dra_driver import RESOURCE, Gpu, World, report_device_ready
 from tests.cluster.helpers import (
-    DEFAULT_SCHEDULER,
-    SCHEDULER,
     get_pod,
     poll,
     scheduled_condition,
-    wait_berth_sees_all_nodes,
     wait_bound,
 )
 
@@ -35,21 +31,6 @@ pytestmark = pytest.mark.cluster
 def serves_dra(control_plane: LocalControlPlane) -> None:
     groups = control_plane.request("GET", "/apis/resource.k8s.io")
     assert "v1" in [version["version"] for version in groups["versions"]]
-
-
-@pytest.fixture
-def worlds(
-    control_plane: LocalControlPlane,
-    kube_scheduler: object,
-    berth: BerthReplica,
-) -> Iterator[Callable[[list[list[Gpu]]], tuple[World, World]]]:
-    def build(nodes: list[list[Gpu]]) -> tuple[World, World]:
-        ours = make_world(control_plane, SCHEDULER, nodes)
-        theirs = make_world(control_plane, DEFAULT_SCHEDULER, nodes)
-        wait_berth_sees_all_nodes(control_plane, berth)
-        return ours, theirs
-
-    yield build
 
 
 def _both(worlds: tuple[World, World], act: Callable[[World], Any]) -> tuple[Any, Any]:

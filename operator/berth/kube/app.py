@@ -371,12 +371,16 @@ class BerthApp:
         return found
 
     async def close(self) -> None:
-        """Graceful shutdown: stop scheduling, let posted binds finish, then release the Lease."""
+        """Graceful shutdown: stop scheduling, let posted binds and claim writes finish, then
+        release the Lease."""
         await self._stop_following()
         if self._loop_task is not None:
             self._loop_task.cancel()
             await asyncio.gather(self._loop_task, return_exceptions=True)
         await self.scheduler.drain_binds()
+        # Unreserve/PostFilter writes still in flight (their cycles may have been cancelled
+        # above) finish while this replica still holds the Lease that fences them.
+        await self.scheduler.drain_claim_releases()
         await self.extenders.close()
         if self.lease is not None:
             await self.lease.stand_down()

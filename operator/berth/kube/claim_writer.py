@@ -7,8 +7,9 @@ the same changes as patches that carry the claim's `resourceVersion`, which the 
 checks like an update's: a JSON patch appending the finalizer, and a merge patch of the
 status (reservedFor is written whole, from the version the patch is based on). Unreserve
 removes the pod's entry with the strategic-merge patch upstream uses; PostFilter's
-deallocation clears the status. Those two run in the background, failures logged, as
-upstream only logs them too.
+deallocation clears the status at the version the scheduler saw. Both answer like
+`reserve` (an error text, never an exception); the scheduling layer awaits them within
+the cycle, as upstream's synchronous calls are.
 
 With a `WriteFence` nothing is sent unless this replica holds the Lease at that moment.
 """
@@ -16,9 +17,7 @@ With a `WriteFence` nothing is sent unless this replica holds the Lease at that 
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
-from collections.abc import Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,8 +30,6 @@ from berth.kube.binder import NOT_HOLDING_LEASE
 from berth.kube.lease import WriteFence
 
 __all__ = ["FINALIZER", "ApiClaimWriter", "claim_path", "status_patch"]
-
-logger = logging.getLogger(__name__)
 
 FINALIZER = "resource.kubernetes.io/delete-protection"
 _TRIES = 5  # client-go's retry.DefaultRetry
@@ -81,7 +78,6 @@ class ApiClaimWriter:
     def __init__(self, session: ApiSession, *, fence: WriteFence | None = None) -> None:
         self._session = session
         self._fence = fence
-        self._tasks: set[asyncio.Task[None]] = set()
 
     async def reserve(
         self,
@@ -155,43 +151,32 @@ class ApiClaimWriter:
         if self._fence is not None and not self._fence.permits(write):
             raise _Refused(NOT_HOLDING_LEASE)
 
-    def unreserve(self, claim: ResourceClaim, *, pod_uid: str) -> None:
+    async def unreserve(self, claim: ResourceClaim, *, pod_uid: str) -> ClaimWrite:
         body = {
             "metadata": {"uid": claim.uid},
             "status": {"reservedFor": [{"$patch": "delete", "uid": pod_uid}]},
         }
-        self._background(
-            "unreserve", claim, self._patch_status(claim, body, content_type="strategic")
-        )
+        return await self._patch_status(claim, body, content_type="strategic")
 
-    def deallocate(self, claim: ResourceClaim) -> None:
+    async def deallocate(self, claim: ResourceClaim) -> ClaimWrite:
         body = {
             "metadata": {"resourceVersion": claim.resource_version},
             "status": {"reservedFor": None, "allocation": None, "devices": None},
         }
-        self._background("deallocate", claim, self._patch_status(claim, body, content_type="merge"))
+        return await self._patch_status(claim, body, content_type="merge")
 
     async def _patch_status(
         self, claim: ResourceClaim, body: JsonObject, *, content_type: Any
-    ) -> None:
-        self._check_fence("claim status")
+    ) -> ClaimWrite:
         path = claim_path(claim.namespace, claim.name) + "/status"
-        await self._session.patch_json(path, body, content_type=content_type)
-
-    def _background(self, what: str, claim: ResourceClaim, work: Coroutine[Any, Any, None]) -> None:
-        async def logged() -> None:
-            try:
-                await work
-            except (ApiError, ApiTransportError, _Refused) as failure:
-                logger.warning("%s of ResourceClaim %s failed: %s", what, claim.key, failure)
-
-        task = asyncio.get_running_loop().create_task(logged())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def drain(self) -> None:
-        """Wait for background writes (shutdown, tests)."""
-        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        try:
+            self._check_fence("claim status")
+            answer = await self._session.patch_json(path, body, content_type=content_type)
+            return ClaimWrite(claim=ResourceClaim.from_dict(answer))
+        except _Refused as refused:
+            return ClaimWrite(error=str(refused))
+        except (ApiError, ApiTransportError, InvalidObjectError) as failure:
+            return ClaimWrite(error=_text(failure))
 
     def wall_time(self) -> float:
         return time.time()

@@ -13,6 +13,9 @@ What is written (kube-scheduler's handleSchedulingFailure and its binding cycle)
   with a ` ...` suffix; and a strategic-merge PATCH of `pods/{name}/status` setting
   condition PodScheduled=False, reason Unschedulable or SchedulerError, message =
   the full text.
+* Events plugins record through the framework handle (`record`, the engine's
+  `EventRecorder`; upstream's only one among the default plugins is DynamicResources'
+  Normal `BindingConditionsPending`): as given, aggregated like the others.
 * reportingController is the profile's schedulerName; reportingInstance is the
   `instance` given at construction; regarding is the pod with its UID.
 
@@ -310,6 +313,13 @@ class ApiReporter:
             self._drop_unsent_series(previous)
         self._latest_failure[pod.uid] = key
         self._request_condition(pod, reason, message)
+
+    # -- the engine's EventRecorder ----------------------------------------------------------
+
+    def record(
+        self, pod: Pod, *, profile: str, event_type: str, reason: str, action: str, note: str
+    ) -> None:
+        self._record(pod, event_type, reason, action, note, profile)
 
     def forget(self, pod_uid: str) -> None:
         """The pod is gone: drop its pending condition patch and memo (events stay)."""

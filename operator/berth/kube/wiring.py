@@ -221,6 +221,8 @@ async def start(kopf_settings: kopf.OperatorSettings, memo: kopf.Memo) -> None:
         preemptor=preemptor,
         lease=lease,
     )
+    # Events plugins record through their handle go out with the scheduler's own.
+    app.scheduler.services.events = reporter
     # DynamicResources' PreBind writes claims' allocations and reservations through it.
     app.scheduler.services.claims = ApiClaimWriter(session, fence=lease)
     # VolumeBinding's PreBind writes PV claimRefs and claims' selected nodes through it.

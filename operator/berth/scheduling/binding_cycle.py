@@ -4,7 +4,8 @@ kube-scheduler's bindingCycle: PreBindPreFlight (and, when PreBind will work or
 the pod waits, the chosen node published as its nomination) → wait at Permit →
 PreBind → Bind → PostBind. Any failure runs Unreserve in reverse order, forgets
 the assumption (which may help other pods, like a deleted pod), and sends the pod
-back through the failure handler. A pod of an older leadership term is never
+back through the failure handler; the cycle ends once the claim releases Unreserve
+asked for are written. A pod of an older leadership term is never
 bound: its assumption is dropped quietly, and the next leader decides again.
 """
 
@@ -24,6 +25,7 @@ from berth.engine.framework.waiting_pods import WaitingPod, timeout_message
 from berth.engine.model.pod import Pod
 from berth.scheduling import cluster_events
 from berth.scheduling.cache import SchedulerCache
+from berth.scheduling.claim_releases import ClaimReleases, settled
 from berth.scheduling.failures import FailureHandler
 from berth.scheduling.held_changes import HeldChanges
 from berth.scheduling.ports import (
@@ -109,8 +111,10 @@ class BindingCycle:
         term: Term,
         max_binds_in_flight: int,
         held: HeldChanges,
+        releases: ClaimReleases,
         extenders: ExtenderCalls | None = None,
     ) -> None:
+        self._releases = releases
         self._held = held
         self._extenders = extenders
         self._cache = cache
@@ -145,6 +149,9 @@ class BindingCycle:
     # ------------------------------------------------------------------ one pod
 
     async def _run(self, assumed: Assumed, epoch: int) -> None:
+        # Claim releases Unreserve asked for: the cycle waits for them (when a decision
+        # holds changes, Unreserve runs later and the releases finish on their own).
+        releasing: list[asyncio.Task[str]] = []
         try:
             status = self._pre_flight(assumed)
             if status.is_success:
@@ -152,20 +159,22 @@ class BindingCycle:
             if status.is_success:
                 async with self._bind_slots:
                     if not self._term.is_current(epoch):
-                        self._held.apply(self._undo, assumed)
+                        self._held.apply(self._undo, assumed, releasing)
                         return
                     status = await self._pre_bind_and_bind(assumed)
             # What follows changes the cache: it waits while a decision awaits extenders.
             if not self._term.is_current(epoch):
-                self._held.apply(self._undo, assumed)  # leadership changed: never report
+                self._held.apply(self._undo, assumed, releasing)  # leadership changed
             elif status.is_success:
                 self._held.apply(self._bound, assumed)
             else:
-                self._held.apply(self._failed, assumed, status)
+                self._held.apply(self._failed, assumed, status, releasing)
         except Exception as failure:  # a plugin bug must cost one pod an attempt, not the loop
             logger.exception("Binding cycle of %s failed unexpectedly", assumed.pod.key)
-            self._held.apply(self._failed, assumed, error(f"internal error: {failure}"))
+            self._held.apply(self._failed, assumed, error(f"internal error: {failure}"), releasing)
         finally:
+            for task in releasing:
+                await settled(task)
             metrics = assumed.decision.state.metrics
             if metrics is not None:
                 self._observer.cycle(
@@ -264,10 +273,10 @@ class BindingCycle:
         self._reporter.scheduled(pod, assumed.node_name, profile=framework.profile_name)
         framework.run_post_bind(assumed.decision.state, pod, assumed.node_name)
 
-    def _failed(self, assumed: Assumed, status: Status) -> None:
+    def _failed(self, assumed: Assumed, status: Status, releasing: list[asyncio.Task[str]]) -> None:
         info, framework, pod = assumed.info, assumed.framework, assumed.pod
         logger.info("Binding %s to %s failed: %s", pod.key, assumed.node_name, status.message)
-        forgotten = self._unreserve_and_forget(assumed)
+        forgotten = self._unreserve_and_forget(assumed, releasing)
         if pod.uid in self._binder.gone:
             # The API server says the pod no longer exists: nothing to retry or report.
             self._binder.gone.discard(pod.uid)
@@ -294,20 +303,26 @@ class BindingCycle:
             # said no to it, so it waits for an event that plugin cares about (as upstream).
             self._freed(forgotten, sparing=pod.uid)
 
-    def _undo(self, assumed: Assumed) -> None:
+    def _undo(self, assumed: Assumed, releasing: list[asyncio.Task[str]]) -> None:
         """Drop the assumption of a pod whose term ended: no report, no requeue."""
-        forgotten = self._unreserve_and_forget(assumed)
+        forgotten = self._unreserve_and_forget(assumed, releasing)
         self._queue.done(assumed.pod.uid)
         self._freed(forgotten)
 
-    def _unreserve_and_forget(self, assumed: Assumed) -> Pod | None:
+    def _unreserve_and_forget(
+        self, assumed: Assumed, releasing: list[asyncio.Task[str]]
+    ) -> Pod | None:
         waiting = assumed.waiting
         if waiting is not None:
             # A cycle that ends before its wait did (a failed pre-flight, say) must not leave
             # a waiting pod behind for other plugins to count or allow.
             waiting.reject("", "the binding cycle ended")
             assumed.framework.waiting_pods.remove(assumed.pod.uid)
-        assumed.framework.run_unreserve(assumed.decision.state, assumed.pod, assumed.node_name)
+        state = assumed.decision.state
+        assumed.framework.run_unreserve(state, assumed.pod, assumed.node_name)
+        task = self._releases.start(assumed.framework.services.claims, state)
+        if task is not None:
+            releasing.append(task)
         return self._cache.forget(assumed.pod.uid)
 
     def _freed(self, forgotten: Pod | None, *, sparing: str = "") -> None:

@@ -6,7 +6,8 @@ time and runs its scheduling cycle (scheduling_cycle.py) synchronously, or, when
 extenders of its profile are interested in the pod, awaiting their answers with
 every change to the cache held meanwhile (held_changes.py); a placed pod's
 binding cycle (binding_cycle.py) then runs as its own task, so decisions are
-sequential and bindings concurrent.
+sequential and bindings concurrent. A failed attempt whose claim releases are still
+being written (claim_releases.py) is settled before the next pod is popped.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
 from berth.scheduling.binding_cycle import BindingCycle, GuardedBinder, Term
 from berth.scheduling.cache import SchedulerCache
+from berth.scheduling.claim_releases import ClaimReleases
 from berth.scheduling.cluster_events import watched_event
 from berth.scheduling.failures import FailureHandler
 from berth.scheduling.intake import Intake
@@ -94,6 +96,7 @@ class Scheduler:
         # Claims DynamicResources assumes from its writes, or restores, are claim updates too.
         self.cache.cluster.dra.on_claim_assumption = self._claim_assumption_changed
         failures = FailureHandler(queue=self.queue, reporter=reporter)
+        self.releases = ClaimReleases()
         self.scheduling = SchedulingCycle(
             cache=self.cache,
             queue=self.queue,
@@ -103,6 +106,7 @@ class Scheduler:
             preemptor=preemptor,
             clock=clock,
             rng=rng,
+            releases=self.releases,
             percentage_of_nodes_to_score=percentage_of_nodes_to_score,
         )
         bind_port = GuardedBinder(binder, term=self.term)
@@ -119,6 +123,7 @@ class Scheduler:
             term=self.term,
             max_binds_in_flight=max_binds_in_flight,
             held=self.held,
+            releases=self.releases,
             extenders=extenders,
         )
         # What every served profile's plugins reach through their handle.
@@ -231,6 +236,7 @@ class Scheduler:
                     await self.schedule_with_extenders(info, self._extenders)
                 else:
                     self.schedule_next(info)
+                await self.settle()
                 # Give watch handlers and binding cycles a turn between decisions.
                 await asyncio.sleep(0)
         finally:
@@ -258,6 +264,11 @@ class Scheduler:
         if assumed is not None:
             self.binding.start(assumed)
 
+    async def settle(self) -> None:
+        """Finish the failed attempt whose claim releases are being written, if any."""
+        if self.scheduling.unsettled:
+            await self.scheduling.settle()
+
     def _failed_unexpectedly(self, info: QueuedPodInfo, failure: Exception) -> None:
         logger.error("Scheduling %s failed unexpectedly", info.pod.key, exc_info=failure)
         if self.cache.is_assumed(info.pod.uid):
@@ -267,6 +278,11 @@ class Scheduler:
     async def drain_binds(self) -> None:
         """Wait for every binding cycle started so far (tests and graceful shutdown)."""
         await self.binding.drain()
+
+    async def drain_claim_releases(self) -> None:
+        """Wait for every claim release started so far: before the Lease goes, so that no
+        claim stays allocated or reserved for a pod nobody will bind (graceful shutdown)."""
+        await self.releases.drain()
 
     async def _flush_forever(self) -> None:
         while True:

@@ -8,12 +8,18 @@ chosen node assume the pod, run Reserve and Permit. What happens after Permit
 A decision is synchronous (nothing interleaves between it and the assumption)
 unless an extender of the pod's profile is interested in the pod: then it awaits
 the extenders' answers, and the loop holds every change to the cache meanwhile.
+
+A failed attempt whose PostFilter or Unreserve asked for claim releases ends only
+when they were written (as upstream's synchronous API calls): its failure is
+reported by `settle`, which the loop awaits before the next pod.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from berth.engine.algorithm import (
@@ -23,17 +29,21 @@ from berth.engine.algorithm import (
     SearchState,
     Unschedulable,
     schedule_one,
+    unschedulable,
 )
 from berth.engine.diagnosis import one_node_message
 from berth.engine.extended_decision import DecisionSteps, schedule_with_extenders
 from berth.engine.extenders import is_interested
 from berth.engine.framework import names
 from berth.engine.framework.cycle_state import CycleMetrics, CycleState
+from berth.engine.framework.interfaces import PostFilterResult
 from berth.engine.framework.runtime import Framework
+from berth.engine.framework.status import Code, Status
 from berth.engine.framework.waiting_pods import WaitingPod
 from berth.engine.model.pod import Pod
 from berth.engine.nominated import NominatedPods
 from berth.scheduling.cache import SchedulerCache
+from berth.scheduling.claim_releases import ClaimReleases, settled
 from berth.scheduling.extender_steps import drive_with_calls, drive_without_calls
 from berth.scheduling.failures import FailureHandler
 from berth.scheduling.ports import Clock, ExtenderCalls, Preemptor, SchedulingObserver
@@ -65,6 +75,14 @@ class Assumed:
         return self.decision.node_name
 
 
+@dataclass(frozen=True, slots=True)
+class _Unsettled:
+    """A failed attempt waiting for its claim releases before it is reported."""
+
+    releases: asyncio.Task[str]
+    report: Callable[[str], None]  # called with the deallocation's error, or ""
+
+
 class SchedulingCycle:
     def __init__(
         self,
@@ -77,8 +95,11 @@ class SchedulingCycle:
         preemptor: Preemptor | None,
         clock: Clock,
         rng: random.Random,  # test seam: tie-breaks among equal scores
+        releases: ClaimReleases,
         percentage_of_nodes_to_score: int = 0,
     ) -> None:
+        self._releases = releases
+        self._unsettled: list[_Unsettled] = []
         self._cache = cache
         self._queue = queue
         self._profiles = profiles
@@ -173,7 +194,6 @@ class SchedulingCycle:
         started: float,
         metrics: CycleMetrics,
     ) -> Assumed | None:
-        pod = info.pod
         self._observer.algorithm(seconds=self._clock.now() - started)
         profile = framework.profile_name
         self._observer.cycle(profile=profile, points=metrics.points, plugins=metrics.plugins)
@@ -187,8 +207,30 @@ class SchedulingCycle:
             self._observe_attempt("error", profile, started)
             self._failures.fail(info, decision.message, profile=profile)
             return None
+        self._after_releases(
+            framework,
+            decision.state,
+            lambda failed: self._unschedulable(info, profile, decision, started, failed),
+        )
+        return None
+
+    def _unschedulable(
+        self,
+        info: QueuedPodInfo,
+        profile: str,
+        decision: Unschedulable,
+        started: float,
+        failed: str,  # the error of PostFilter's claim deallocation, or ""
+    ) -> None:
+        if failed:
+            # Upstream's PostFilter returns the failed write as its (error) status.
+            logger.error(
+                "Status after running PostFilter plugins for pod %s: %s", info.pod.key, failed
+            )
+            failure = Status(Code.ERROR, (failed,), names.DYNAMIC_RESOURCES)
+            decision = unschedulable(decision.state, decision.diagnosis, PostFilterResult(failure))
         self._observe_attempt("unschedulable", profile, started)
-        self._carry_out_post_filter(pod, decision, profile)
+        self._carry_out_post_filter(info.pod, decision, profile)
         self._failures.fail(
             info,
             decision.message,
@@ -197,7 +239,32 @@ class SchedulingCycle:
             rejected_by=decision.diagnosis.unschedulable_plugins,
             pending=decision.diagnosis.pending_plugins,
         )
-        return None
+
+    def _after_releases(
+        self, framework: Framework, state: CycleState, report: Callable[[str], None]
+    ) -> None:
+        """`report` now, or once the claim releases the cycle asked for are written."""
+        task = self._releases.start(framework.services.claims, state)
+        if task is None:
+            report("")
+        else:
+            self._unsettled.append(_Unsettled(task, report))
+
+    @property
+    def unsettled(self) -> bool:
+        """Whether a failed attempt still waits for its claim writes (see `settle`)."""
+        return bool(self._unsettled)
+
+    async def settle(self) -> None:
+        """Wait for the claim releases of failed attempts, then report those attempts."""
+        while self._unsettled:
+            waiting = self._unsettled.pop(0)
+            try:
+                failed = await settled(waiting.releases)
+            except Exception as failure:  # a bug in a port: the write is lost, not the pod
+                logger.error("Claim releases failed unexpectedly", exc_info=failure)
+                failed = f"internal error: {failure}"
+            waiting.report(failed)
 
     def _assume(
         self, info: QueuedPodInfo, framework: Framework, decision: Scheduled, started: float
@@ -215,14 +282,11 @@ class SchedulingCycle:
             framework.run_unreserve(state, pod, node_name)
             self._cache.forget(pod.uid)
             self._report_points(framework, state)
-            result = "unschedulable" if status.is_rejection else "error"
-            self._observe_attempt(result, framework.profile_name, started)
-            self._failures.fail(
-                info,
-                one_node_message(node_name, status) if status.is_rejection else status.message,
-                profile=framework.profile_name,
-                rejected=status.is_rejection,
-                rejected_by={status.plugin} if status.plugin else set(),
+            # Unreserve's writes only log their failures: the report waits, nothing else.
+            self._after_releases(
+                framework,
+                state,
+                lambda _failed: self._not_reserved(info, framework, node_name, status, started),
             )
             return None
         waiting: WaitingPod | None = None
@@ -231,6 +295,24 @@ class SchedulingCycle:
             framework.waiting_pods.add(waiting)
         # The attempt counts as scheduled once the binding cycle has bound it, as upstream.
         return Assumed(info, framework, decision, waiting, started)
+
+    def _not_reserved(
+        self,
+        info: QueuedPodInfo,
+        framework: Framework,
+        node_name: str,
+        status: Status,
+        started: float,
+    ) -> None:
+        result = "unschedulable" if status.is_rejection else "error"
+        self._observe_attempt(result, framework.profile_name, started)
+        self._failures.fail(
+            info,
+            one_node_message(node_name, status) if status.is_rejection else status.message,
+            profile=framework.profile_name,
+            rejected=status.is_rejection,
+            rejected_by={status.plugin} if status.plugin else set(),
+        )
 
     def _carry_out_post_filter(self, pod: Pod, decision: Unschedulable, profile: str) -> None:
         result = decision.post_filter

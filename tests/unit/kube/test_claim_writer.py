@@ -1,5 +1,5 @@
 """ApiClaimWriter: the finalizer and status patches DynamicResources' PreBind sends, the retry on
-conflict with a fresh read, kube-scheduler's errors, and the background unreserve/deallocate."""
+conflict with a fresh read, kube-scheduler's errors, and the unreserve/deallocate patches."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import copy
 from typing import Any
 
 from berth.engine.dra.claims import ConsumerReference, ResourceClaim
+from berth.engine.framework.claim_port import ClaimWrite
 from berth.kube.binder import NOT_HOLDING_LEASE
 from berth.kube.claim_writer import FINALIZER, ApiClaimWriter, claim_path
 from tests.unit.engine.plugins.dra_plugin_support import claim_raw
@@ -123,16 +124,17 @@ def test_nothing_is_written_without_the_lease() -> None:
     assert session.calls == []
 
 
-def test_unreserve_and_deallocate_patch_the_status_in_the_background() -> None:
-    session = FakeSession()
+def test_unreserve_and_deallocate_patch_the_status_and_answer_with_the_claim() -> None:
+    session = FakeSession(responder=_api(_raw(allocation=ALLOCATION)))
     writer = ApiClaimWriter(session)  # type: ignore[arg-type]
 
-    async def both() -> None:
-        writer.unreserve(_claim(allocation=ALLOCATION), pod_uid="p-uid")
-        writer.deallocate(_claim(allocation=ALLOCATION))
-        await writer.drain()
+    async def both() -> tuple[ClaimWrite, ClaimWrite]:
+        unreserved = await writer.unreserve(_claim(allocation=ALLOCATION), pod_uid="p-uid")
+        return unreserved, await writer.deallocate(_claim(allocation=ALLOCATION))
 
-    asyncio.run(both())
+    unreserved, deallocated = asyncio.run(both())
+    assert unreserved.error == deallocated.error == ""
+    assert deallocated.claim is not None and deallocated.claim.allocation is None
     unreserve, deallocate = session.calls
     assert unreserve.content_type == "strategic"
     assert unreserve.body == {
@@ -143,3 +145,14 @@ def test_unreserve_and_deallocate_patch_the_status_in_the_background() -> None:
         "metadata": {"resourceVersion": "1"},
         "status": {"reservedFor": None, "allocation": None, "devices": None},
     }
+
+
+def test_a_refused_deallocation_answers_with_the_api_servers_message() -> None:
+    message = 'Operation cannot be fulfilled on resourceclaims.resource.k8s.io "c": modified'
+
+    def conflict(call: Call) -> Any:
+        raise api_error(409, "Conflict", message)
+
+    writer = ApiClaimWriter(FakeSession(responder=conflict))  # type: ignore[arg-type]
+    answer = asyncio.run(writer.deallocate(_claim(allocation=ALLOCATION)))
+    assert (answer.claim, answer.error) == (None, message)

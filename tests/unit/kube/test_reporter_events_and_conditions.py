@@ -129,6 +129,39 @@ async def test_scheduled_posts_a_normal_binding_event(
     assert event.body["reportingController"] == "default-scheduler"
 
 
+async def test_a_plugin_event_is_posted_by_the_profile_and_aggregated(
+    session: FakeSession, clock: FakeClock
+) -> None:
+    # What DynamicResources records through its handle while binding conditions are pending.
+    reporter = make_reporter(session, clock)
+    note = "waiting for binding conditions for device on node node-7"
+    for _ in range(2):
+        reporter.record(
+            pod(),
+            profile="gpu-scheduler",
+            event_type="Normal",
+            reason="BindingConditionsPending",
+            action="Scheduling",
+            note=note,
+        )
+        await reporter.drain()
+        clock.advance(1)
+
+    [created] = session.of("POST", EVENTS)
+    assert {k: created.body[k] for k in ("type", "reason", "action", "note")} == {
+        "type": "Normal",
+        "reason": "BindingConditionsPending",
+        "action": "Scheduling",
+        "note": note,
+    }
+    assert created.body["reportingController"] == "gpu-scheduler"
+    assert created.body["reportingInstance"] == "berth-host-1"
+    assert created.body["regarding"]["uid"] == "uid-web"
+    [repeat] = session.of("PATCH", "/events/")
+    assert repeat.body["series"]["count"] == 2
+    assert session.of("PATCH", "/status") == [], "a plugin event leaves the condition alone"
+
+
 def test_scheduler_error_reason_and_no_generation() -> None:
     patch = condition_patch(
         SchedulingReason.SCHEDULER_ERROR, "boom", generation=0, transition_time=None

@@ -5,17 +5,33 @@ the pod to `reservedFor` through the claim's status subresource (after adding th
 delete-protection finalizer), Unreserve removes the pod from `reservedFor` again, and
 PostFilter may deallocate a claim nobody uses. The kube layer implements this port; a
 framework nobody serves gets an inert one that refuses every write.
+
+PostFilter and Unreserve are synchronous in the engine, yet upstream awaits their writes
+before the cycle goes on. So those two plugins only ask, in the cycle state
+(`request_release`); whoever runs the cycle takes the requests (`take_releases`), sends
+them through this port and waits for the answers before the cycle ends, so the engine
+never does I/O and the next attempt sees the claim already released.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from berth.engine.dra.allocations import AllocationResult
 from berth.engine.dra.claims import ConsumerReference, ResourceClaim
+from berth.engine.framework.cycle_state import CycleState
 
-__all__ = ["ClaimStatusWriter", "ClaimWrite", "UnservedClaimWriter"]
+__all__ = [
+    "ClaimRelease",
+    "ClaimStatusWriter",
+    "ClaimWrite",
+    "Deallocation",
+    "Unreservation",
+    "UnservedClaimWriter",
+    "request_release",
+    "take_releases",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +56,12 @@ class ClaimStatusWriter(Protocol):
         """
         ...
 
-    def unreserve(self, claim: ResourceClaim, *, pod_uid: str) -> None:
-        """Remove the pod from status.reservedFor (in the background; failures are logged)."""
+    async def unreserve(self, claim: ResourceClaim, *, pod_uid: str) -> ClaimWrite:
+        """Remove the pod from status.reservedFor (whatever version the claim is at)."""
         ...
 
-    def deallocate(self, claim: ResourceClaim) -> None:
-        """Clear status.allocation, reservedFor and devices (in the background)."""
+    async def deallocate(self, claim: ResourceClaim) -> ClaimWrite:
+        """Clear status.allocation, reservedFor and devices of `claim` at its version."""
         ...
 
     def wall_time(self) -> float:
@@ -72,14 +88,57 @@ class UnservedClaimWriter:
     ) -> ClaimWrite:
         return ClaimWrite(error=_NOT_SERVED)
 
-    def unreserve(self, claim: ResourceClaim, *, pod_uid: str) -> None:
-        pass
+    async def unreserve(self, claim: ResourceClaim, *, pod_uid: str) -> ClaimWrite:
+        return ClaimWrite(error=_NOT_SERVED)
 
-    def deallocate(self, claim: ResourceClaim) -> None:
-        pass
+    async def deallocate(self, claim: ResourceClaim) -> ClaimWrite:
+        return ClaimWrite(error=_NOT_SERVED)
 
     def wall_time(self) -> float:
         return 0.0
 
     async def pause(self, seconds: float) -> None:
         pass
+
+
+@dataclass(frozen=True, slots=True)
+class Deallocation:
+    """PostFilter: free `claim`, allocated but used by no other pod."""
+
+    claim: ResourceClaim
+
+
+@dataclass(frozen=True, slots=True)
+class Unreservation:
+    """Unreserve: take pod `pod_uid` out of `claim`'s reservedFor."""
+
+    claim: ResourceClaim
+    pod_uid: str
+
+
+ClaimRelease = Deallocation | Unreservation
+
+_RELEASES = "ClaimReleases"  # the cycle-state key of the requests
+
+
+@dataclass(slots=True)
+class _Requested:
+    releases: list[ClaimRelease] = field(default_factory=list)
+
+
+def request_release(state: CycleState, release: ClaimRelease) -> None:
+    """Ask whoever runs this cycle to send `release` before the cycle ends."""
+    requested = state.get(_RELEASES, _Requested)
+    if requested is None:
+        requested = _Requested()
+        state.write(_RELEASES, requested)
+    requested.releases.append(release)
+
+
+def take_releases(state: CycleState) -> list[ClaimRelease]:
+    """The releases requested in `state` so far, in order; each is taken once."""
+    requested = state.get(_RELEASES, _Requested)
+    if requested is None or not requested.releases:
+        return []
+    taken, requested.releases = requested.releases, []
+    return taken

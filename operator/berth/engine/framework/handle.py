@@ -121,9 +121,12 @@ class Nominator(Protocol):
 
 
 class EventRecorder(Protocol):
-    """Events about a pod, as plugins record them through kube-scheduler's handle."""
+    """Events about a pod, as plugins record them through kube-scheduler's handle: reported
+    by the profile's schedulerName, repeats aggregated. Must not block."""
 
-    def record(self, pod: Pod, *, event_type: str, reason: str, action: str, note: str) -> None: ...
+    def record(
+        self, pod: Pod, *, profile: str, event_type: str, reason: str, action: str, note: str
+    ) -> None: ...
 
 
 _NOT_SERVED = "this profile is not served by a scheduler"
@@ -160,7 +163,9 @@ class _Unserved:
     async def pause(self, seconds: float) -> None:
         pass
 
-    def record(self, pod: Pod, *, event_type: str, reason: str, action: str, note: str) -> None:
+    def record(
+        self, pod: Pod, *, profile: str, event_type: str, reason: str, action: str, note: str
+    ) -> None:
         pass
 
 

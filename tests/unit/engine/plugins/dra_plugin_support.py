@@ -99,11 +99,13 @@ class FakeClaimWriter:
         )
         return ClaimWrite(claim=written)
 
-    def unreserve(self, claim: ResourceClaim, *, pod_uid: str) -> None:
+    async def unreserve(self, claim: ResourceClaim, *, pod_uid: str) -> ClaimWrite:
         self.unreserved.append((claim.key, pod_uid))
+        return ClaimWrite(error=self.error) if self.error else ClaimWrite(claim=claim)
 
-    def deallocate(self, claim: ResourceClaim) -> None:
+    async def deallocate(self, claim: ResourceClaim) -> ClaimWrite:
         self.deallocated.append(claim.key)
+        return ClaimWrite(error=self.error) if self.error else ClaimWrite(claim=claim)
 
     def wall_time(self) -> float:
         return self.now
@@ -119,7 +121,9 @@ class FakeClaimWriter:
 class Recorded:
     events: list[tuple[str, str]] = field(default_factory=list)
 
-    def record(self, pod: Pod, *, event_type: str, reason: str, action: str, note: str) -> None:
+    def record(
+        self, pod: Pod, *, profile: str, event_type: str, reason: str, action: str, note: str
+    ) -> None:
         self.events.append((reason, note))
 
 

@@ -8,6 +8,7 @@ import dataclasses
 
 from berth.engine.cluster import ClusterState
 from berth.engine.dra.claims import ConsumerReference
+from berth.engine.framework.claim_port import Unreservation, take_releases
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.events import QueueingHint, Resource
 from berth.engine.framework.status import Code, Status
@@ -82,7 +83,7 @@ def test_a_failed_write_is_an_error_and_unreserve_restores_the_claim() -> None:
     plugin.unreserve(state, pod, "n1")
     held = cluster.dra.claim("default", "c")
     assert held is not None and held.allocation is None
-    assert writer.unreserved == []
+    assert take_releases(state) == []
 
 
 def test_unreserve_after_a_written_reservation_removes_the_pod() -> None:
@@ -94,7 +95,11 @@ def test_unreserve_after_a_written_reservation_removes_the_pod() -> None:
     state, status = _scheduled(cluster, plugin, pod, "n1")
     assert status.is_success
     plugin.unreserve(state, pod, "n1")
-    assert writer.unreserved == [("default/c", "p")]
+    assert [
+        (release.claim.key, release.pod_uid)
+        for release in take_releases(state)
+        if isinstance(release, Unreservation)
+    ] == [("default/c", "p")]
 
 
 def _conditioned(cluster: ClusterState, conditions: dict[str, str]) -> None:

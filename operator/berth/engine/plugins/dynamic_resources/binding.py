@@ -5,7 +5,8 @@ Reserve assumes each unallocated claim with the allocation Filter found on the c
 the API does. PreBind writes, through the claim port, the allocation and the pod's entry
 in `reservedFor` of every claim not yet reserved for the pod, assumes what the API
 answered, then waits (up to the binding timeout) for devices with binding conditions to be
-ready. Unreserve drops the assumptions and takes the pod out of `reservedFor` again.
+ready. Unreserve drops the assumptions and asks for the pod to be taken out of
+`reservedFor` again (a release the cycle's runner sends and awaits).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import dataclasses
 
 from berth.engine.cluster.storage_assume import AssumeConflictError
 from berth.engine.dra.claims import ConsumerReference
-from berth.engine.framework.claim_port import ClaimStatusWriter
+from berth.engine.framework.claim_port import ClaimStatusWriter, Unreservation, request_release
+from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.handle import EventRecorder
 from berth.engine.framework.status import SUCCESS, Status, error
 from berth.engine.model.pod import Pod
@@ -65,13 +67,14 @@ def reserve(prepared: PodClaims, cache: DraCache, node_name: str) -> Status:
     return SUCCESS
 
 
-def unreserve(prepared: PodClaims, pod: Pod, cache: DraCache, writer: ClaimStatusWriter) -> None:
+def unreserve(state: CycleState, prepared: PodClaims, pod: Pod) -> None:
+    cache = state.cluster.dra
     for index, claim in enumerate(prepared.claims):
         # An allocation decided in this cycle is dropped whether or not PreBind wrote it.
         if prepared.reserved[index] is not None:
             cache.restore_claim(claim.namespace, claim.name)
         if claim.allocation is not None and is_reserved_for(claim, pod):
-            writer.unreserve(claim, pod_uid=pod.uid)
+            request_release(state, Unreservation(claim, pod.uid))
 
 
 def _consumer(pod: Pod) -> ConsumerReference:
@@ -86,6 +89,7 @@ async def pre_bind(
     cache: DraCache,
     writer: ClaimStatusWriter,
     events: EventRecorder,
+    profile: str,
     binding_timeout: float,
 ) -> Status:
     for index, claim in enumerate(prepared.claims):
@@ -104,6 +108,7 @@ async def pre_bind(
         return SUCCESS
     events.record(
         pod,
+        profile=profile,
         event_type="Normal",
         reason="BindingConditionsPending",
         action="Scheduling",

@@ -16,7 +16,12 @@ from berth.engine.cluster import ClusterState, NodeSlots
 from berth.engine.dra.cel import CelError, compile_selector
 from berth.engine.dra.selection import CompiledSelector, SelectorCache
 from berth.engine.framework import names
-from berth.engine.framework.claim_port import ClaimStatusWriter, UnservedClaimWriter
+from berth.engine.framework.claim_port import (
+    ClaimStatusWriter,
+    Deallocation,
+    UnservedClaimWriter,
+    request_release,
+)
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.events import ClusterEventWithHint
 from berth.engine.framework.handle import EventRecorder, Handle
@@ -55,7 +60,9 @@ def _compile(expression: str) -> CompiledSelector:
 class _Inert:
     """The event recorder of a plugin built without a handle."""
 
-    def record(self, pod: Pod, *, event_type: str, reason: str, action: str, note: str) -> None:
+    def record(
+        self, pod: Pod, *, profile: str, event_type: str, reason: str, action: str, note: str
+    ) -> None:
         pass
 
 
@@ -69,9 +76,11 @@ class DynamicResources:
         cluster: Callable[[], ClusterState],  # the live cluster (PreEnqueue, queueing hints)
         writer: Callable[[], ClaimStatusWriter],
         events: Callable[[], EventRecorder],
+        profile: Callable[[], str] = lambda: "",  # the schedulerName reporting its events
         clock: Callable[[], float] = time.monotonic,  # test seam: the filter timeout's clock
     ) -> None:
         self.args = args
+        self._profile = profile
         self._cluster = cluster
         self._writer = writer
         self._events = events
@@ -141,8 +150,9 @@ class DynamicResources:
         for index in prepared.unavailable:
             claim = prepared.claims[index]
             if not reserved_elsewhere(claim, pod):
-                # Freed devices may let this pod (or another) in on the next attempt.
-                self._writer().deallocate(claim)
+                # Freed devices may let this pod (or another) in on the next attempt. The
+                # write is awaited before the cycle ends; a failure replaces this status.
+                request_release(state, Deallocation(claim))
                 return PostFilterResult(Status(Code.UNSCHEDULABLE, (DEALLOCATED,)))
         return PostFilterResult(Status(Code.UNSCHEDULABLE))
 
@@ -166,7 +176,7 @@ class DynamicResources:
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         prepared = state.get(self.name, PodClaims)
         if prepared is not None:
-            binding.unreserve(prepared, pod, state.cluster.dra, self._writer())
+            binding.unreserve(state, prepared, pod)
 
     # ------------------------------------------------------------------ the binding cycle
 
@@ -185,6 +195,7 @@ class DynamicResources:
             cache=state.cluster.dra,
             writer=self._writer(),
             events=self._events(),
+            profile=self._profile(),
             binding_timeout=self.args.binding_timeout,
         )
 
@@ -204,4 +215,5 @@ def new_plugin(args: PluginArgs | None, handle: Handle | None = None) -> Dynamic
         cluster=lambda: handle.services.cluster,
         writer=lambda: handle.services.claims,
         events=lambda: handle.services.events,
+        profile=lambda: handle.profile_name,
     )
