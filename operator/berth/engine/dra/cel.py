@@ -37,6 +37,8 @@ from berth.engine.dra.cel_library import (
     quantity_message,
     semver_message,
 )
+from berth.engine.dra.cel_lists import LISTS_EXTENSION
+from berth.engine.dra.cel_regex import REGEX_EXTENSION
 from berth.engine.dra.cel_quantity import amount_of
 from berth.engine.dra.cel_semver import Semver
 from berth.engine.dra.cel_source import check_device_fields, literal_domains
@@ -127,15 +129,28 @@ def _runtime_detail(error: str) -> str:
     return error
 
 
+# cel-cpp's own libraries that Kubernetes' base environment enables (cel-go's ext.Lists, ext.Sets,
+# two-variable comprehensions); cel-expr-python reaches them only through an environment config.
+_CEL_CPP_LIBRARIES = """
+extensions:
+  - name: lists
+  - name: sets
+  - name: two-var-comprehensions
+"""
+
+
 @functools.cache
 def _environment() -> cel.Env:
     return cel.NewEnv(
         DESCRIPTOR_POOL,
+        config=cel.NewEnvConfigFromYaml(_CEL_CPP_LIBRARIES),
         variables={"device": cel.Type.DYN},
         extensions=[
             ext_bindings.ExtBindings(),
             ext_optional.ExtOptional(),
             ext_strings.ExtStrings(2),  # the version Kubernetes' base environment uses
+            LISTS_EXTENSION,
+            REGEX_EXTENSION,
         ],
         functions=FUNCTIONS,
     )
