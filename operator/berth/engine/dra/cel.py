@@ -38,8 +38,9 @@ from berth.engine.dra.cel_library import (
     semver_message,
 )
 from berth.engine.dra.cel_lists import LISTS_EXTENSION
-from berth.engine.dra.cel_regex import REGEX_EXTENSION
+from berth.engine.dra.cel_network import NETWORK_EXTENSION
 from berth.engine.dra.cel_quantity import amount_of
+from berth.engine.dra.cel_regex import REGEX_EXTENSION
 from berth.engine.dra.cel_semver import Semver
 from berth.engine.dra.cel_source import check_device_fields, literal_domains
 
@@ -151,6 +152,7 @@ def _environment() -> cel.Env:
             ext_strings.ExtStrings(2),  # the version Kubernetes' base environment uses
             LISTS_EXTENSION,
             REGEX_EXTENSION,
+            NETWORK_EXTENSION,
         ],
         functions=FUNCTIONS,
     )
