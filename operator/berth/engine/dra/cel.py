@@ -40,23 +40,20 @@ from berth.engine.dra.cel_library import (
 from berth.engine.dra.cel_lists import LISTS_EXTENSION
 from berth.engine.dra.cel_network import NETWORK_EXTENSION
 from berth.engine.dra.cel_quantity import amount_of
-from berth.engine.dra.cel_regex import REGEX_EXTENSION
+from berth.engine.dra.cel_regex import REGEX_EXTENSION, RegexError, compile_pattern
 from berth.engine.dra.cel_semver import Semver
-from berth.engine.dra.cel_source import check_device_fields, literal_domains
+from berth.engine.dra.cel_source import (
+    check_device_fields,
+    literal_call_arguments,
+    literal_domains,
+    undeclared_member_call,
+)
+from berth.engine.dra.cel_unsupported import EXTRA_MEMBER_FUNCTIONS, not_provided_note
 
 __all__ = ["CelError", "CompiledSelector", "compile_selector"]
 
+_PATTERN_FUNCTIONS = frozenset(("find", "findAll"))
 _DEVICE_FIELDS = frozenset(("driver", "allowMultipleAllocations", "attributes", "capacity"))
-# Functions of Kubernetes' CEL environment that cel-expr-python does not provide (its lists,
-# regex, URL, IP/CIDR libraries, cel-go's sets and lists extensions, strings' quote).
-_NOT_PROVIDED = frozenset(
-    (
-        *("isSorted", "sum", "min", "max", "indexOf", "lastIndexOf", "includes"),
-        *("find", "findAll", "url", "isURL", "ip", "isIP", "cidr", "isCIDR", "quote"),
-        *("sets", "lists", "slice", "flatten", "distinct", "sort", "sortBy", "reverse"),
-    )
-)
-_UNDECLARED = re.compile(r"undeclared reference to '(\w+)'|no matching overload for '(\w+)'")
 # kube-scheduler's hint after a failed lookup of a missing attribute (cel.EnhanceRuntimeError).
 _MISSING_KEY_HINT = (
     ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check"
@@ -108,17 +105,6 @@ class CelError(Exception):
 def _status_text(error: str) -> str:
     """cel-cpp's compile error without the status code around it (cel-go prints the rest alike)."""
     return re.sub(r"^\w+: |\s*\[\w+\]$", "", error)
-
-
-def _not_provided_note(detail: str) -> str:
-    """A note naming the Kubernetes CEL functions the error is about that Berth lacks."""
-    missing = sorted(
-        {name for match in _UNDECLARED.finditer(detail) for name in match.groups() if name}
-        & _NOT_PROVIDED
-    )
-    if not missing:
-        return ""
-    return f" (Berth's CEL environment does not provide {', '.join(missing)})"
 
 
 def _runtime_detail(error: str) -> str:
@@ -259,6 +245,17 @@ class CompiledSelector:
         )
 
 
+def _check_literal_patterns(expression: str) -> None:
+    """Upstream compiles a literal `find`/`findAll` pattern with the program: a bad one is a
+    compile error there, not a runtime error on the first device."""
+    for literal in literal_call_arguments(expression, _PATTERN_FUNCTIONS):
+        pattern = _environment().compile(literal).eval().value()
+        try:
+            compile_pattern(pattern)
+        except RegexError as error:
+            raise CelError("compile", f"program instantiation failed: {error}") from None
+
+
 @functools.lru_cache(maxsize=1024)
 def compile_selector(expression: str) -> CompiledSelector:
     """Compile a device selector once (cached by its text); raises `CelError` if it is invalid."""
@@ -266,8 +263,10 @@ def compile_selector(expression: str) -> CompiledSelector:
         program = _environment().compile(expression)
     except RuntimeError as error:
         detail = "compilation failed: " + _status_text(str(error))
-        raise CelError("compile", detail + _not_provided_note(detail)) from None
-    undefined = check_device_fields(expression, _DEVICE_FIELDS)
+        raise CelError("compile", detail + not_provided_note(detail)) from None
+    undefined = check_device_fields(expression, _DEVICE_FIELDS) or undeclared_member_call(
+        expression, EXTRA_MEMBER_FUNCTIONS
+    )
     if undefined:
         raise CelError("compile", "compilation failed: " + undefined)
     returns = program.return_type().name()
@@ -275,5 +274,6 @@ def compile_selector(expression: str) -> CompiledSelector:
         raise CelError(
             "compile", f"must evaluate to bool or the unknown type, not {returns.lower()}"
         )
+    _check_literal_patterns(expression)
     domains, computed = literal_domains(expression)
     return CompiledSelector(expression, program, domains, computed)

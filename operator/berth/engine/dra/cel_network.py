@@ -41,7 +41,7 @@ def _declare_messages() -> tuple[Any, Any]:
             label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
         )
     DESCRIPTOR_POOL.Add(file)
-    return tuple(  # type: ignore[return-value]  # two names, two classes
+    return tuple(
         message_factory.GetMessageClass(DESCRIPTOR_POOL.FindMessageTypeByName(f"net.{name}"))
         for name in ("IP", "CIDR")
     )

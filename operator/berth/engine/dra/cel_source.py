@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["check_device_fields", "literal_domains"]
+__all__ = [
+    "check_device_fields",
+    "literal_call_arguments",
+    "literal_domains",
+    "undeclared_member_call",
+]
 
 _TOKEN = re.compile(
     r"""(?P<string>[rRbB]{0,2}(?:\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'))"""
@@ -86,4 +91,38 @@ def check_device_fields(expression: str, fields: frozenset[str]) -> str | None:
         if dot[1] == "." and field[0] == "ident" and field[1] not in fields:
             where, caret = _location(expression, dot[2])
             return f"ERROR: {where}: undefined field '{field[1]}'\n{caret}"
+    return None
+
+
+def literal_call_arguments(expression: str, functions: frozenset[str]) -> list[str]:
+    """String literals (as written) passed first to a member call of one of `functions`.
+
+    cel-go compiles such a constant argument when it builds the program (the regex functions'
+    patterns), so an invalid one fails before any device is seen.
+    """
+    tokens = _tokens(expression)
+    found = []
+    for position in range(len(tokens) - 4):
+        dot, name, paren, argument, after = tokens[position : position + 5]
+        if (
+            dot[1] == "."
+            and name[0] == "ident"
+            and name[1] in functions
+            and paren[1] == "("
+            and argument[0] == "string"
+            and after[1] in (",", ")")
+        ):
+            found.append(argument[1])
+    return found
+
+
+def undeclared_member_call(expression: str, functions: frozenset[str]) -> str | None:
+    """cel-go's issue text for the first member call of one of `functions`, if any: for
+    functions the runtime has that Kubernetes' environment does not declare."""
+    tokens = _tokens(expression)
+    for position in range(len(tokens) - 2):
+        dot, name, paren = tokens[position : position + 3]
+        if dot[1] == "." and name[0] == "ident" and name[1] in functions and paren[1] == "(":
+            where, caret = _location(expression, paren[2])
+            return f"ERROR: {where}: undeclared reference to '{name[1]}' (in container '')\n{caret}"
     return None
