@@ -48,7 +48,11 @@ from berth.engine.dra.cel_source import (
     literal_domains,
     undeclared_member_call,
 )
-from berth.engine.dra.cel_unsupported import EXTRA_MEMBER_FUNCTIONS, not_provided_note
+from berth.engine.dra.cel_unsupported import (
+    EXTRA_MEMBER_FUNCTIONS,
+    UNPLANNABLE_MEMBER_FUNCTIONS,
+    not_provided_note,
+)
 
 __all__ = ["CelError", "CompiledSelector", "compile_selector"]
 
@@ -59,6 +63,10 @@ _MISSING_KEY_HINT = (
     ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check"
     " with has() for optional fields"
 )
+_ITERATION_BUDGET = (
+    "comprehension iteration budget exceeded (Berth's CEL runtime stops an evaluation after"
+    " 10,000 iterations; kube-scheduler stops it at a cost of 1,000,000)"
+)
 # cel-go's words for cel-cpp's runtime errors, as kube-scheduler reports them.
 _RUNTIME_ERRORS = (
     (
@@ -67,6 +75,8 @@ _RUNTIME_ERRORS = (
     ),
     (re.compile(r"\w+: No matching overloads found.*", re.DOTALL), "no such overload"),
     (re.compile(r"\w+: divide by zero"), "division by zero"),
+    # cel-cpp's own bound on a runtime without cost tracking; upstream has no such error.
+    (re.compile(r"Iteration budget exceeded"), _ITERATION_BUDGET),
     (re.compile(r"\w+: (?P<rest>.*)", re.DOTALL), "{rest}"),
 )
 # How cel-go words a non-bool result it cannot convert (CompilationResult.DeviceMatches).
@@ -232,7 +242,10 @@ class CompiledSelector:
     def matches(self, device: DeviceView) -> bool:
         """Whether the device is selected; raises `CelError` if the evaluation fails."""
         empty = self._domains | {device.driver} if self._computed_domain else self._domains
-        result = self._program.eval(_activation(device, empty))
+        try:
+            result = self._program.eval(_activation(device, empty))
+        except RuntimeError as error:  # cel-cpp aborts the whole evaluation (its budget)
+            raise CelError("runtime", _runtime_detail(_status_text(str(error)))) from None
         kind = result.type().name()
         if kind == "BOOL":
             return bool(result.value())
@@ -265,10 +278,11 @@ def compile_selector(expression: str) -> CompiledSelector:
         detail = "compilation failed: " + _status_text(str(error))
         raise CelError("compile", detail + not_provided_note(detail)) from None
     undefined = check_device_fields(expression, _DEVICE_FIELDS) or undeclared_member_call(
-        expression, EXTRA_MEMBER_FUNCTIONS
+        expression, EXTRA_MEMBER_FUNCTIONS | UNPLANNABLE_MEMBER_FUNCTIONS
     )
     if undefined:
-        raise CelError("compile", "compilation failed: " + undefined)
+        detail = "compilation failed: " + undefined
+        raise CelError("compile", detail + not_provided_note(detail))
     returns = program.return_type().name()
     if returns not in ("BOOL", "DYN"):
         raise CelError(

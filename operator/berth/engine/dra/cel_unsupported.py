@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["EXTRA_MEMBER_FUNCTIONS", "not_provided_note"]
+__all__ = ["EXTRA_MEMBER_FUNCTIONS", "UNPLANNABLE_MEMBER_FUNCTIONS", "not_provided_note"]
 
-# Kubernetes' URL and format libraries, and the two-variable comprehensions that build a map.
+# Kubernetes' URL and format libraries.
 _NOT_PROVIDED = frozenset(
     (
         *("url", "isURL", "getScheme", "getHost", "getHostname", "getPort"),
@@ -21,18 +21,21 @@ _NOT_PROVIDED = frozenset(
     )
 )
 _UNDECLARED = re.compile(r"undeclared reference to '(\w+)'")
-# cel-cpp declares the map-building comprehensions but has no runtime for their insert step.
-_MAP_INSERT = "reference resolve step for cel.@mapInsert"
 _CIDR_STRING = "no matching overload for 'string' applied to '(net.CIDR)'"
 
 EXTRA_MEMBER_FUNCTIONS = frozenset(("first", "last"))
+# Declared by cel-cpp but failing when the program is planned (no `cel.@mapInsert` runtime):
+# rejected at compile time, named as missing, rather than failing on the first device.
+UNPLANNABLE_MEMBER_FUNCTIONS = frozenset(("transformMap", "transformMapEntry"))
 
 
 def not_provided_note(detail: str) -> str:
     """A note naming the Kubernetes CEL functions a compile error is about that Berth lacks."""
-    missing = {name for name in _UNDECLARED.findall(detail) if name in _NOT_PROVIDED}
-    if _MAP_INSERT in detail:
-        missing |= {"transformMap", "transformMapEntry"}
+    missing = {
+        name
+        for name in _UNDECLARED.findall(detail)
+        if name in _NOT_PROVIDED or name in UNPLANNABLE_MEMBER_FUNCTIONS
+    }
     if _CIDR_STRING in detail:
         missing.add("string(cidr)")
     if not missing:
