@@ -24,7 +24,7 @@ from typing import Any
 
 from cel_expr_python import cel
 
-from berth.engine.dra.cel_library import CelFunctionError
+from berth.engine.dra.cel_library import CelFunctionError, overload
 
 __all__ = ["LISTS_EXTENSION", "cel_equal"]
 
@@ -135,10 +135,9 @@ def _includes(target: Any, value: Any) -> bool:
 def _member(
     name: str, result: cel.Type, parameters: list[cel.Type], impl: Callable[..., Any]
 ) -> cel.FunctionDecl:
-    overload = cel.Overload(
-        f"{name}_overload", return_type=result, parameters=parameters, is_member=True, impl=impl
+    return cel.FunctionDecl(
+        name, [overload(f"{name}_overload", result, parameters, impl, member=True)]
     )
-    return cel.FunctionDecl(name, [overload])
 
 
 def _declarations() -> list[cel.FunctionDecl]:

@@ -15,7 +15,7 @@ from typing import Any
 import re2  # google-re2: untyped (ignore_missing_imports)
 from cel_expr_python import cel
 
-from berth.engine.dra.cel_library import CelFunctionError
+from berth.engine.dra.cel_library import CelFunctionError, overload
 
 __all__ = ["REGEX_EXTENSION", "RegexError", "compile_pattern"]
 
@@ -95,40 +95,19 @@ def _find_all(text: str, pattern: str, limit: int = -1) -> list[str]:
 
 
 def _declarations() -> list[cel.FunctionDecl]:
-    string, strings = cel.Type.STRING, cel.Type.List(cel.Type.STRING)
-    return [
-        cel.FunctionDecl(
-            "find",
-            [
-                cel.Overload(
-                    "string_find_string",
-                    return_type=string,
-                    parameters=[string, string],
-                    is_member=True,
-                    impl=_find,
-                )
-            ],
-        ),
-        cel.FunctionDecl(
-            "findAll",
-            [
-                cel.Overload(
-                    "string_find_all_string",
-                    return_type=strings,
-                    parameters=[string, string],
-                    is_member=True,
-                    impl=_find_all,
-                ),
-                cel.Overload(
-                    "string_find_all_string_int",
-                    return_type=strings,
-                    parameters=[string, string, cel.Type.INT],
-                    is_member=True,
-                    impl=_find_all,
-                ),
-            ],
+    string, strings, integer = cel.Type.STRING, cel.Type.List(cel.Type.STRING), cel.Type.INT
+    find = overload("string_find_string", string, [string, string], _find, member=True)
+    find_all = [
+        overload("string_find_all_string", strings, [string, string], _find_all, member=True),
+        overload(
+            "string_find_all_string_int",
+            strings,
+            [string, string, integer],
+            _find_all,
+            member=True,
         ),
     ]
+    return [cel.FunctionDecl("find", [find]), cel.FunctionDecl("findAll", find_all)]
 
 
 REGEX_EXTENSION = cel.CelExtension("kubernetes.regex", _declarations())

@@ -9,22 +9,12 @@ compile tests.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-
 import pytest
 
 from berth.engine.dra.cel import CelError, compile_selector
-from berth.engine.dra.cel_device import AttributeValue, CapacityValue
+from berth.engine.dra.cel_device import AttributeValue
 from berth.engine.dra.cel_semver import parse_semver
-
-
-@dataclass(frozen=True)
-class Device:
-    driver: str = "dra.example.com"
-    attributes: Mapping[str, AttributeValue] = field(default_factory=dict)
-    capacity: Mapping[str, CapacityValue] = field(default_factory=dict)
-    allow_multiple_allocations: bool = False
+from tests.unit.engine.dra.cel_test_device import Device
 
 
 def matches(expression: str, device: Device | None = None) -> bool:
