@@ -37,7 +37,7 @@ from berth.engine.dra.cel_library import (
     quantity_message,
     semver_message,
 )
-from berth.engine.dra.cel_lists import LISTS_EXTENSION
+from berth.engine.dra.cel_lists import LISTS_EXTENSION, RANGE_SIZE_CHECK
 from berth.engine.dra.cel_network import NETWORK_EXTENSION
 from berth.engine.dra.cel_quantity import amount_of
 from berth.engine.dra.cel_regex import REGEX_EXTENSION, RegexError, compile_pattern
@@ -47,6 +47,7 @@ from berth.engine.dra.cel_source import (
     literal_call_arguments,
     literal_domains,
     undeclared_member_call,
+    wrap_call_arguments,
 )
 from berth.engine.dra.cel_unsupported import (
     EXTRA_MEMBER_FUNCTIONS,
@@ -75,6 +76,9 @@ _RUNTIME_ERRORS = (
     ),
     (re.compile(r"\w+: No matching overloads found.*", re.DOTALL), "no such overload"),
     (re.compile(r"\w+: divide by zero"), "division by zero"),
+    # cel-cpp's lists library names the function before cel-go's text.
+    (re.compile(r"\w+: sort\(\): unsupported type .*"), "list elements must be comparable"),
+    (re.compile(r"\w+: (?:sort|flatten)\(\): (?P<rest>.*)", re.DOTALL), "{rest}"),
     # cel-cpp's own bound on a runtime without cost tracking; upstream has no such error.
     (re.compile(r"Iteration budget exceeded"), _ITERATION_BUDGET),
     (re.compile(r"\w+: (?P<rest>.*)", re.DOTALL), "{rest}"),
@@ -244,7 +248,7 @@ class CompiledSelector:
         empty = self._domains | {device.driver} if self._computed_domain else self._domains
         try:
             result = self._program.eval(_activation(device, empty))
-        except RuntimeError as error:  # cel-cpp aborts the whole evaluation (its budget)
+        except (RuntimeError, ValueError) as error:  # cel-cpp aborted the whole evaluation
             raise CelError("runtime", _runtime_detail(_status_text(str(error)))) from None
         kind = result.type().name()
         if kind == "BOOL":
@@ -289,5 +293,8 @@ def compile_selector(expression: str) -> CompiledSelector:
             "compile", f"must evaluate to bool or the unknown type, not {returns.lower()}"
         )
     _check_literal_patterns(expression)
+    guarded = wrap_call_arguments(expression, function="lists.range", wrapper=RANGE_SIZE_CHECK)
+    if guarded != expression:
+        program = _environment().compile(guarded)
     domains, computed = literal_domains(expression)
     return CompiledSelector(expression, program, domains, computed)

@@ -26,7 +26,7 @@ from cel_expr_python import cel
 
 from berth.engine.dra.cel_library import CelFunctionError, overload
 
-__all__ = ["LISTS_EXTENSION", "cel_equal"]
+__all__ = ["LISTS_EXTENSION", "RANGE_SIZE_CHECK", "cel_equal"]
 
 _INT64 = (-(2**63), 2**63 - 1)
 _NO_SUCH_OVERLOAD = "no such overload"
@@ -132,6 +132,22 @@ def _includes(target: Any, value: Any) -> bool:
     return cel_equal(target, value)
 
 
+# cel-go's `lists.range` refuses a negative size and sizes past a million; cel-cpp's builds any
+# list asked for (or fails inside C++). Berth routes the size through this check first.
+RANGE_SIZE_CHECK = "berth.listsRangeSize"
+_MAX_RANGE_SIZE = 1_000_000
+
+
+def _range_size(size: int) -> int:
+    if size < 0:
+        raise CelFunctionError(f"lists.range: size must be non-negative, got {size}")
+    if size > _MAX_RANGE_SIZE:
+        raise CelFunctionError(
+            f"lists.range: size {size} exceeds maximum allowed ({_MAX_RANGE_SIZE})"
+        )
+    return size
+
+
 def _member(
     name: str, result: cel.Type, parameters: list[cel.Type], impl: Callable[..., Any]
 ) -> cel.FunctionDecl:
@@ -149,6 +165,10 @@ def _declarations() -> list[cel.FunctionDecl]:
         _member("indexOf", _T.INT, [_LIST, _T.DYN], _index_of(backwards=False)),
         _member("lastIndexOf", _T.INT, [_LIST, _T.DYN], _index_of(backwards=True)),
         _member("includes", _T.BOOL, [_T.DYN, _T.DYN], _includes),
+        cel.FunctionDecl(
+            RANGE_SIZE_CHECK,
+            [overload("berth_lists_range_size", _T.INT, [_T.INT], _range_size, member=False)],
+        ),
     ]
 
 

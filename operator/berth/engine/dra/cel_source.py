@@ -15,6 +15,7 @@ __all__ = [
     "literal_call_arguments",
     "literal_domains",
     "undeclared_member_call",
+    "wrap_call_arguments",
 ]
 
 _TOKEN = re.compile(
@@ -126,3 +127,30 @@ def undeclared_member_call(expression: str, functions: frozenset[str]) -> str | 
             where, caret = _location(expression, paren[2])
             return f"ERROR: {where}: undeclared reference to '{name[1]}' (in container '')\n{caret}"
     return None
+
+
+def wrap_call_arguments(expression: str, *, function: str, wrapper: str) -> str:
+    """The expression with each argument list of `function(...)` passed through `wrapper`.
+
+    `function` is a dotted global name ("lists.range"); the text is otherwise unchanged, so
+    compile errors are taken from the original and only the program uses the wrapped text.
+    """
+    pattern = [*re.split(r"(\.)", function), "("]  # "lists.range" -> lists . range (
+    tokens = _tokens(expression)
+    inserts: list[tuple[int, str]] = []
+    for position in range(len(tokens) - len(pattern) + 1):
+        window = [text for _, text, _ in tokens[position : position + len(pattern)]]
+        preceded_by_dot = position > 0 and tokens[position - 1][1] == "."
+        if window != pattern or preceded_by_dot:
+            continue
+        open_index = position + len(pattern) - 1
+        depth = 0
+        for _, text, offset in tokens[open_index:]:
+            depth += text in "([{"
+            depth -= text in ")]}"
+            if depth == 0:
+                inserts += [(tokens[open_index][2] + 1, f"{wrapper}("), (offset, ")")]
+                break
+    for offset, text in sorted(inserts, reverse=True):
+        expression = expression[:offset] + text + expression[offset:]
+    return expression

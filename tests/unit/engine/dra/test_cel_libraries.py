@@ -238,3 +238,26 @@ def test_runaway_comprehension_is_stopped_with_a_clear_error() -> None:
     for depth in range(7):
         expression = f"{ten}.all(x{depth}, {expression})"
     assert runtime_error(expression).startswith("comprehension iteration budget exceeded")
+
+
+@pytest.mark.parametrize(
+    ("expression", "detail"),
+    [
+        ("lists.range(-1).size() == 0", "lists.range: size must be non-negative, got -1"),
+        (
+            "lists.range(1000001).size() > 0",
+            "lists.range: size 1000001 exceeds maximum allowed (1000000)",
+        ),
+        ("[[1]].flatten(-1) == []", "level must be non-negative"),
+        ("dyn([1, 'a']).sort() == []", "list elements must have the same type"),
+        ("dyn([[1], [2]]).sort() == []", "list elements must be comparable"),
+        ("[1, 2].slice(0, 3) == []", "cannot slice(0, 3), list is length 2"),
+    ],
+)
+def test_cel_go_list_extension_errors(expression: str, detail: str) -> None:
+    assert runtime_error(expression) == detail
+
+
+def test_range_check_leaves_a_valid_size_alone() -> None:
+    assert matches("lists.range(1000000).size() == 1000000")
+    assert matches("lists.range(size(lists.range(2))) == [0, 1]")
