@@ -81,6 +81,16 @@ def _is_sorted(items: list[Any]) -> bool:
     return True
 
 
+def _untyped_result(name: str, value: Any) -> Any:
+    """`value` as a `dyn` result: cel-expr-python cannot hand back a duration or timestamp
+    untyped, so that case is a clear error rather than the binding's."""
+    if isinstance(value, datetime.timedelta | datetime.datetime):
+        raise CelFunctionError(
+            f"{name} of durations or timestamps is not provided by Berth's CEL environment"
+        )
+    return value
+
+
 def _extreme(name: str, preferred: int) -> Callable[[list[Any]], Any]:
     def pick(items: list[Any]) -> Any:
         if not items:
@@ -90,7 +100,7 @@ def _extreme(name: str, preferred: int) -> Callable[[list[Any]], Any]:
         for item in items[1:]:
             if _compare(result, item) == preferred:
                 result = item
-        return result
+        return _untyped_result(name, result)
 
     return pick
 
@@ -109,7 +119,7 @@ def _sum(items: list[Any]) -> Any:
         total = total + item
         if isinstance(total, int) and not _INT64[0] <= total <= _INT64[1]:
             raise CelFunctionError("integer overflow")
-    return total
+    return _untyped_result("sum", total)
 
 
 def _positions(items: list[Any], *, backwards: bool) -> Iterator[int]:

@@ -261,3 +261,9 @@ def test_cel_go_list_extension_errors(expression: str, detail: str) -> None:
 def test_range_check_leaves_a_valid_size_alone() -> None:
     assert matches("lists.range(1000000).size() == 1000000")
     assert matches("lists.range(size(lists.range(2))) == [0, 1]")
+
+
+def test_sum_of_durations_is_a_named_gap() -> None:
+    assert runtime_error("[duration('1m'), duration('1s')].sum() == duration('61s')") == (
+        "sum of durations or timestamps is not provided by Berth's CEL environment"
+    )
