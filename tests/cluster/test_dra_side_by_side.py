@@ -49,13 +49,24 @@ def _unschedulable(world: World, pod: str) -> str | None:
     return None
 
 
+def _in_common_names(world: World, message: str | None) -> str | None:
+    """The message with the world's own names (namespace, then group) as placeholders."""
+    if message is None:
+        return None
+    return message.replace(world.namespace, "<namespace>").replace(world.group, "<group>")
+
+
 def _same_message(worlds: tuple[World, World], ours: str, theirs: str) -> str:
     """Both pods' FailedScheduling message once they agree (a scheduler may first have
-    judged the pod before it saw every device; both retry on the DRA events)."""
+    judged the pod before it saw every device; both retry on the DRA events), each world's
+    own names put back to placeholders."""
     last: list[tuple[str | None, str | None]] = []
 
     def agreed() -> str | None:
-        pair = (_unschedulable(worlds[0], ours), _unschedulable(worlds[1], theirs))
+        pair = (
+            _in_common_names(worlds[0], _unschedulable(worlds[0], ours)),
+            _in_common_names(worlds[1], _unschedulable(worlds[1], theirs)),
+        )
         last[:] = [pair]
         return pair[0] if pair[0] is not None and pair[0] == pair[1] else None
 

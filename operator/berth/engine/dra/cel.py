@@ -37,27 +37,36 @@ from berth.engine.dra.cel_library import (
     quantity_message,
     semver_message,
 )
+from berth.engine.dra.cel_lists import LISTS_EXTENSION, RANGE_SIZE_CHECK
+from berth.engine.dra.cel_network import NETWORK_EXTENSION
 from berth.engine.dra.cel_quantity import amount_of
+from berth.engine.dra.cel_regex import REGEX_EXTENSION, RegexError, compile_pattern
 from berth.engine.dra.cel_semver import Semver
-from berth.engine.dra.cel_source import check_device_fields, literal_domains
+from berth.engine.dra.cel_source import (
+    check_device_fields,
+    literal_call_arguments,
+    literal_domains,
+    undeclared_member_call,
+    wrap_call_arguments,
+)
+from berth.engine.dra.cel_unsupported import (
+    EXTRA_MEMBER_FUNCTIONS,
+    UNPLANNABLE_MEMBER_FUNCTIONS,
+    not_provided_note,
+)
 
 __all__ = ["CelError", "CompiledSelector", "compile_selector"]
 
+_PATTERN_FUNCTIONS = frozenset(("find", "findAll"))
 _DEVICE_FIELDS = frozenset(("driver", "allowMultipleAllocations", "attributes", "capacity"))
-# Functions of Kubernetes' CEL environment that cel-expr-python does not provide (its lists,
-# regex, URL, IP/CIDR libraries, cel-go's sets and lists extensions, strings' quote).
-_NOT_PROVIDED = frozenset(
-    (
-        *("isSorted", "sum", "min", "max", "indexOf", "lastIndexOf", "includes"),
-        *("find", "findAll", "url", "isURL", "ip", "isIP", "cidr", "isCIDR", "quote"),
-        *("sets", "lists", "slice", "flatten", "distinct", "sort", "sortBy", "reverse"),
-    )
-)
-_UNDECLARED = re.compile(r"undeclared reference to '(\w+)'|no matching overload for '(\w+)'")
 # kube-scheduler's hint after a failed lookup of a missing attribute (cel.EnhanceRuntimeError).
 _MISSING_KEY_HINT = (
     ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check"
     " with has() for optional fields"
+)
+_ITERATION_BUDGET = (
+    "comprehension iteration budget exceeded (Berth's CEL runtime stops an evaluation after"
+    " 10,000 iterations; kube-scheduler stops it at a cost of 1,000,000)"
 )
 # cel-go's words for cel-cpp's runtime errors, as kube-scheduler reports them.
 _RUNTIME_ERRORS = (
@@ -67,6 +76,11 @@ _RUNTIME_ERRORS = (
     ),
     (re.compile(r"\w+: No matching overloads found.*", re.DOTALL), "no such overload"),
     (re.compile(r"\w+: divide by zero"), "division by zero"),
+    # cel-cpp's lists library names the function before cel-go's text.
+    (re.compile(r"\w+: sort\(\): unsupported type .*"), "list elements must be comparable"),
+    (re.compile(r"\w+: (?:sort|flatten)\(\): (?P<rest>.*)", re.DOTALL), "{rest}"),
+    # cel-cpp's own bound on a runtime without cost tracking; upstream has no such error.
+    (re.compile(r"Iteration budget exceeded"), _ITERATION_BUDGET),
     (re.compile(r"\w+: (?P<rest>.*)", re.DOTALL), "{rest}"),
 )
 # How cel-go words a non-bool result it cannot convert (CompilationResult.DeviceMatches).
@@ -107,17 +121,6 @@ def _status_text(error: str) -> str:
     return re.sub(r"^\w+: |\s*\[\w+\]$", "", error)
 
 
-def _not_provided_note(detail: str) -> str:
-    """A note naming the Kubernetes CEL functions the error is about that Berth lacks."""
-    missing = sorted(
-        {name for match in _UNDECLARED.finditer(detail) for name in match.groups() if name}
-        & _NOT_PROVIDED
-    )
-    if not missing:
-        return ""
-    return f" (Berth's CEL environment does not provide {', '.join(missing)})"
-
-
 def _runtime_detail(error: str) -> str:
     for pattern, template in _RUNTIME_ERRORS:
         match = pattern.fullmatch(error)
@@ -127,15 +130,29 @@ def _runtime_detail(error: str) -> str:
     return error
 
 
+# cel-cpp's own libraries that Kubernetes' base environment enables (cel-go's ext.Lists, ext.Sets,
+# two-variable comprehensions); cel-expr-python reaches them only through an environment config.
+_CEL_CPP_LIBRARIES = """
+extensions:
+  - name: lists
+  - name: sets
+  - name: two-var-comprehensions
+"""
+
+
 @functools.cache
 def _environment() -> cel.Env:
     return cel.NewEnv(
         DESCRIPTOR_POOL,
+        config=cel.NewEnvConfigFromYaml(_CEL_CPP_LIBRARIES),
         variables={"device": cel.Type.DYN},
         extensions=[
             ext_bindings.ExtBindings(),
             ext_optional.ExtOptional(),
             ext_strings.ExtStrings(2),  # the version Kubernetes' base environment uses
+            LISTS_EXTENSION,
+            REGEX_EXTENSION,
+            NETWORK_EXTENSION,
         ],
         functions=FUNCTIONS,
     )
@@ -229,7 +246,10 @@ class CompiledSelector:
     def matches(self, device: DeviceView) -> bool:
         """Whether the device is selected; raises `CelError` if the evaluation fails."""
         empty = self._domains | {device.driver} if self._computed_domain else self._domains
-        result = self._program.eval(_activation(device, empty))
+        try:
+            result = self._program.eval(_activation(device, empty))
+        except (RuntimeError, ValueError) as error:  # cel-cpp aborted the whole evaluation
+            raise CelError("runtime", _runtime_detail(_status_text(str(error)))) from None
         kind = result.type().name()
         if kind == "BOOL":
             return bool(result.value())
@@ -242,6 +262,17 @@ class CompiledSelector:
         )
 
 
+def _check_literal_patterns(expression: str) -> None:
+    """Upstream compiles a literal `find`/`findAll` pattern with the program: a bad one is a
+    compile error there, not a runtime error on the first device."""
+    for literal in literal_call_arguments(expression, _PATTERN_FUNCTIONS):
+        pattern = _environment().compile(literal).eval().value()
+        try:
+            compile_pattern(pattern)
+        except RegexError as error:
+            raise CelError("compile", f"program instantiation failed: {error}") from None
+
+
 @functools.lru_cache(maxsize=1024)
 def compile_selector(expression: str) -> CompiledSelector:
     """Compile a device selector once (cached by its text); raises `CelError` if it is invalid."""
@@ -249,14 +280,21 @@ def compile_selector(expression: str) -> CompiledSelector:
         program = _environment().compile(expression)
     except RuntimeError as error:
         detail = "compilation failed: " + _status_text(str(error))
-        raise CelError("compile", detail + _not_provided_note(detail)) from None
-    undefined = check_device_fields(expression, _DEVICE_FIELDS)
+        raise CelError("compile", detail + not_provided_note(detail)) from None
+    undefined = check_device_fields(expression, _DEVICE_FIELDS) or undeclared_member_call(
+        expression, EXTRA_MEMBER_FUNCTIONS | UNPLANNABLE_MEMBER_FUNCTIONS
+    )
     if undefined:
-        raise CelError("compile", "compilation failed: " + undefined)
+        detail = "compilation failed: " + undefined
+        raise CelError("compile", detail + not_provided_note(detail))
     returns = program.return_type().name()
     if returns not in ("BOOL", "DYN"):
         raise CelError(
             "compile", f"must evaluate to bool or the unknown type, not {returns.lower()}"
         )
+    _check_literal_patterns(expression)
+    guarded = wrap_call_arguments(expression, function="lists.range", wrapper=RANGE_SIZE_CHECK)
+    if guarded != expression:
+        program = _environment().compile(guarded)
     domains, computed = literal_domains(expression)
     return CompiledSelector(expression, program, domains, computed)

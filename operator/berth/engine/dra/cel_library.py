@@ -23,7 +23,14 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from berth.engine.dra.cel_quantity import as_int64, parse_amount
 from berth.engine.dra.cel_semver import Semver, SemverError, parse_semver
 
-__all__ = ["DESCRIPTOR_POOL", "FUNCTIONS", "quantity_message", "semver_message"]
+__all__ = [
+    "DESCRIPTOR_POOL",
+    "FUNCTIONS",
+    "CelFunctionError",
+    "overload",
+    "quantity_message",
+    "semver_message",
+]
 
 _FIELD = descriptor_pb2.FieldDescriptorProto
 
@@ -181,9 +188,10 @@ def _arithmetic(sign: int, *, with_int: bool) -> Any:
     return apply
 
 
-def _overload(
+def overload(
     overload_id: str, result: cel.Type, parameters: list[cel.Type], impl: Any, *, member: bool
 ) -> cel.Overload:
+    """One overload; without `impl` a declaration only (its run-time kinds share another's)."""
     if impl is None:
         return cel.Overload(
             overload_id, return_type=result, parameters=parameters, is_member=member
@@ -199,15 +207,15 @@ _Q, _V = QUANTITY, SEMVER
 
 def _declarations() -> list[cel.FunctionDecl]:
     overloads: dict[str, list[cel.Overload]] = {
-        "quantity": [_overload("string_to_quantity", _Q, [_S], _quantity, member=False)],
-        "isQuantity": [_overload("is_quantity_string", _B, [_S], _is_quantity, member=False)],
-        "sign": [_overload("quantity_sign", _I, [_Q], _sign, member=False)],
+        "quantity": [overload("string_to_quantity", _Q, [_S], _quantity, member=False)],
+        "isQuantity": [overload("is_quantity_string", _B, [_S], _is_quantity, member=False)],
+        "sign": [overload("quantity_sign", _I, [_Q], _sign, member=False)],
         "asApproximateFloat": [
-            _overload("quantity_get_float", _D, [_Q], lambda q: float(_amount(q)), member=True)
+            overload("quantity_get_float", _D, [_Q], lambda q: float(_amount(q)), member=True)
         ],
-        "asInteger": [_overload("quantity_get_int", _I, [_Q], _as_integer, member=True)],
+        "asInteger": [overload("quantity_get_int", _I, [_Q], _as_integer, member=True)],
         "isInteger": [
-            _overload(
+            overload(
                 "quantity_is_integer",
                 _B,
                 [_Q],
@@ -216,43 +224,39 @@ def _declarations() -> list[cel.FunctionDecl]:
             )
         ],
         "add": [
-            _overload("quantity_add", _Q, [_Q, _Q], _arithmetic(1, with_int=False), member=True),
-            _overload("quantity_add_int", _Q, [_Q, _I], _arithmetic(1, with_int=True), member=True),
+            overload("quantity_add", _Q, [_Q, _Q], _arithmetic(1, with_int=False), member=True),
+            overload("quantity_add_int", _Q, [_Q, _I], _arithmetic(1, with_int=True), member=True),
         ],
         "sub": [
-            _overload("quantity_sub", _Q, [_Q, _Q], _arithmetic(-1, with_int=False), member=True),
-            _overload(
-                "quantity_sub_int", _Q, [_Q, _I], _arithmetic(-1, with_int=True), member=True
-            ),
+            overload("quantity_sub", _Q, [_Q, _Q], _arithmetic(-1, with_int=False), member=True),
+            overload("quantity_sub_int", _Q, [_Q, _I], _arithmetic(-1, with_int=True), member=True),
         ],
         "semver": [
-            _overload("string_to_semver", _V, [_S], _semver, member=False),
-            _overload("string_bool_to_semver", _V, [_S, _B], _semver, member=False),
+            overload("string_to_semver", _V, [_S], _semver, member=False),
+            overload("string_bool_to_semver", _V, [_S, _B], _semver, member=False),
         ],
         "isSemver": [
-            _overload("is_semver_string", _B, [_S], _is_semver, member=False),
-            _overload("is_semver_string_bool", _B, [_S, _B], _is_semver, member=False),
+            overload("is_semver_string", _B, [_S], _is_semver, member=False),
+            overload("is_semver_string_bool", _B, [_S, _B], _is_semver, member=False),
         ],
-        "major": [_overload("semver_major", _I, [_V], lambda v: int(v.major), member=True)],
-        "minor": [_overload("semver_minor", _I, [_V], lambda v: int(v.minor), member=True)],
-        "patch": [_overload("semver_patch", _I, [_V], lambda v: int(v.patch), member=True)],
+        "major": [overload("semver_major", _I, [_V], lambda v: int(v.major), member=True)],
+        "minor": [overload("semver_minor", _I, [_V], lambda v: int(v.minor), member=True)],
+        "patch": [overload("semver_patch", _I, [_V], lambda v: int(v.patch), member=True)],
         # The runtime tells message types apart only by their values, so each comparison has
         # one implementation for both its overloads (on the first), which reads either kind.
         "compareTo": [
-            _overload("quantity_compare_to", _I, [_Q, _Q], _order(int), member=True),
-            _overload("semver_compare_to", _I, [_V, _V], None, member=True),
+            overload("quantity_compare_to", _I, [_Q, _Q], _order(int), member=True),
+            overload("semver_compare_to", _I, [_V, _V], None, member=True),
         ],
         "isGreaterThan": [
-            _overload(
+            overload(
                 "quantity_is_greater_than", _B, [_Q, _Q], _order(lambda o: o == 1), member=True
             ),
-            _overload("semver_is_greater_than", _B, [_V, _V], None, member=True),
+            overload("semver_is_greater_than", _B, [_V, _V], None, member=True),
         ],
         "isLessThan": [
-            _overload(
-                "quantity_is_less_than", _B, [_Q, _Q], _order(lambda o: o == -1), member=True
-            ),
-            _overload("semver_is_less_than", _B, [_V, _V], None, member=True),
+            overload("quantity_is_less_than", _B, [_Q, _Q], _order(lambda o: o == -1), member=True),
+            overload("semver_is_less_than", _B, [_V, _V], None, member=True),
         ],
     }
     return [cel.FunctionDecl(name, list(group)) for name, group in overloads.items()]

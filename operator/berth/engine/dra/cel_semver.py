@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-__all__ = ["Semver", "SemverError", "parse_semver"]
+__all__ = ["Semver", "SemverError", "go_quoted", "parse_semver"]
 
 _DIGITS = frozenset("0123456789")
 _ALPHANUMERIC = _DIGITS | frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-")
@@ -22,7 +22,7 @@ class SemverError(ValueError):
     """A text is not a semantic version; the message is blang/semver's."""
 
 
-def _quoted(text: str) -> str:
+def go_quoted(text: str) -> str:
     """Go's %q for the texts that can reach here."""
     return json.dumps(text, ensure_ascii=False)
 
@@ -40,15 +40,15 @@ def _uint64(text: str) -> int:
         raise SemverError('strconv.ParseUint: parsing "": invalid syntax')
     value = int(text)
     if value > _UINT64_MAX:
-        raise SemverError(f"strconv.ParseUint: parsing {_quoted(text)}: value out of range")
+        raise SemverError(f"strconv.ParseUint: parsing {go_quoted(text)}: value out of range")
     return value
 
 
 def _number(text: str, part: str) -> int:
     if not _only(text, _DIGITS):
-        raise SemverError(f"Invalid character(s) found in {part.lower()} number {_quoted(text)}")
+        raise SemverError(f"Invalid character(s) found in {part.lower()} number {go_quoted(text)}")
     if _leading_zero(text):
-        raise SemverError(f"{part} number must not contain leading zeroes {_quoted(text)}")
+        raise SemverError(f"{part} number must not contain leading zeroes {go_quoted(text)}")
     return _uint64(text)
 
 
@@ -58,11 +58,11 @@ def _prerelease_part(text: str) -> int | str:
     if _only(text, _DIGITS):
         if _leading_zero(text):
             raise SemverError(
-                f"Numeric PreRelease version must not contain leading zeroes {_quoted(text)}"
+                f"Numeric PreRelease version must not contain leading zeroes {go_quoted(text)}"
             )
         return _uint64(text)
     if not _only(text, _ALPHANUMERIC):
-        raise SemverError(f"Invalid character(s) found in prerelease {_quoted(text)}")
+        raise SemverError(f"Invalid character(s) found in prerelease {go_quoted(text)}")
     return text
 
 
@@ -126,7 +126,7 @@ def parse_semver(text: str, *, normalize: bool = False) -> Semver:
         if not part:
             raise SemverError("Build meta data is empty")
         if not _only(part, _ALPHANUMERIC):
-            raise SemverError(f"Invalid character(s) found in build meta data {_quoted(part)}")
+            raise SemverError(f"Invalid character(s) found in build meta data {go_quoted(part)}")
     return Semver(major, minor, patch, pre)
 
 

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["check_device_fields", "literal_domains"]
+__all__ = [
+    "check_device_fields",
+    "literal_call_arguments",
+    "literal_domains",
+    "undeclared_member_call",
+    "wrap_call_arguments",
+]
 
 _TOKEN = re.compile(
     r"""(?P<string>[rRbB]{0,2}(?:\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'))"""
@@ -87,3 +93,64 @@ def check_device_fields(expression: str, fields: frozenset[str]) -> str | None:
             where, caret = _location(expression, dot[2])
             return f"ERROR: {where}: undefined field '{field[1]}'\n{caret}"
     return None
+
+
+def literal_call_arguments(expression: str, functions: frozenset[str]) -> list[str]:
+    """String literals (as written) passed first to a member call of one of `functions`.
+
+    cel-go compiles such a constant argument when it builds the program (the regex functions'
+    patterns), so an invalid one fails before any device is seen.
+    """
+    tokens = _tokens(expression)
+    found = []
+    for position in range(len(tokens) - 4):
+        dot, name, paren, argument, after = tokens[position : position + 5]
+        if (
+            dot[1] == "."
+            and name[0] == "ident"
+            and name[1] in functions
+            and paren[1] == "("
+            and argument[0] == "string"
+            and after[1] in (",", ")")
+        ):
+            found.append(argument[1])
+    return found
+
+
+def undeclared_member_call(expression: str, functions: frozenset[str]) -> str | None:
+    """cel-go's issue text for the first member call of one of `functions`, if any: for
+    functions the runtime has that Kubernetes' environment does not declare."""
+    tokens = _tokens(expression)
+    for position in range(len(tokens) - 2):
+        dot, name, paren = tokens[position : position + 3]
+        if dot[1] == "." and name[0] == "ident" and name[1] in functions and paren[1] == "(":
+            where, caret = _location(expression, paren[2])
+            return f"ERROR: {where}: undeclared reference to '{name[1]}' (in container '')\n{caret}"
+    return None
+
+
+def wrap_call_arguments(expression: str, *, function: str, wrapper: str) -> str:
+    """The expression with each argument list of `function(...)` passed through `wrapper`.
+
+    `function` is a dotted global name ("lists.range"); the text is otherwise unchanged, so
+    compile errors are taken from the original and only the program uses the wrapped text.
+    """
+    pattern = [*re.split(r"(\.)", function), "("]  # "lists.range" -> lists . range (
+    tokens = _tokens(expression)
+    inserts: list[tuple[int, str]] = []
+    for position in range(len(tokens) - len(pattern) + 1):
+        window = [text for _, text, _ in tokens[position : position + len(pattern)]]
+        preceded_by_dot = position > 0 and tokens[position - 1][1] == "."
+        if window != pattern or preceded_by_dot:
+            continue
+        open_index = position + len(pattern) - 1
+        depth = 0
+        for _, text, offset in tokens[open_index:]:
+            depth += text in "([{"
+            depth -= text in ")]}"
+            if depth == 0:
+                inserts += [(tokens[open_index][2] + 1, f"{wrapper}("), (offset, ")")]
+                break
+    for offset, text in sorted(inserts, reverse=True):
+        expression = expression[:offset] + text + expression[offset:]
+    return expression

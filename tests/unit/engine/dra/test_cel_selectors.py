@@ -7,28 +7,18 @@ what kube-scheduler gives for them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-
 import pytest
 
 from berth.engine.dra.cel import CelError, compile_selector
-from berth.engine.dra.cel_device import AttributeValue, CapacityValue, find_attribute
+from berth.engine.dra.cel_device import AttributeValue, find_attribute
 from berth.engine.dra.cel_semver import parse_semver
 from berth.engine.model.quantity import parse_quantity
+from tests.unit.engine.dra.cel_test_device import Device
 
 HINT = (
     ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check"
     " with has() for optional fields"
 )
-
-
-@dataclass(frozen=True)
-class Device:
-    driver: str = "dra.example.com"
-    attributes: Mapping[str, AttributeValue] = field(default_factory=dict)
-    capacity: Mapping[str, CapacityValue] = field(default_factory=dict)
-    allow_multiple_allocations: bool = False
 
 
 GPU = Device(
@@ -262,8 +252,8 @@ def test_invalid_expression_is_a_compile_error(expression: str, detail: str) -> 
 
 def test_kubernetes_functions_berth_lacks_are_named() -> None:
     with pytest.raises(CelError) as failure:
-        compile_selector("device.attributes[device.driver].ids.isSorted()")
-    assert failure.value.detail.endswith("(Berth's CEL environment does not provide isSorted)")
+        compile_selector("isURL(device.attributes[device.driver].endpoint)")
+    assert failure.value.detail.endswith("(Berth's CEL environment does not provide isURL)")
 
 
 def test_compiles_each_expression_once() -> None:
