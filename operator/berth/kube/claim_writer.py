@@ -8,7 +8,8 @@ checks like an update's: a JSON patch appending the finalizer, and a merge patch
 status (reservedFor is written whole, from the version the patch is based on). Unreserve
 removes the pod's entry with the strategic-merge patch upstream uses; PostFilter's
 deallocation clears the status. Those two run in the background, failures logged, as
-upstream only logs them too.
+upstream only logs them too. The claim for a pod's extended resources backed by DRA is
+created, recorded in the pod's status and deleted through `extended_claim_writes`.
 
 With a `WriteFence` nothing is sent unless this replica holds the Lease at that moment.
 """
@@ -24,10 +25,19 @@ from typing import Any
 
 from berth.engine.dra.allocations import AllocationResult
 from berth.engine.dra.claims import ConsumerReference, ResourceClaim
+from berth.engine.dra.extended_resources import RequestMapping
 from berth.engine.errors import InvalidObjectError
 from berth.engine.framework.claim_port import ClaimWrite
+from berth.engine.model.pod import Pod
 from berth.kube.api import ApiError, ApiSession, ApiTransportError, JsonObject
 from berth.kube.binder import NOT_HOLDING_LEASE
+from berth.kube.extended_claim_writes import (
+    claims_path,
+    delete_claim,
+    extended_claim_body,
+    extended_status_patch,
+    record_path,
+)
 from berth.kube.lease import WriteFence
 
 __all__ = ["FINALIZER", "ApiClaimWriter", "claim_path", "status_patch"]
@@ -177,6 +187,46 @@ class ApiClaimWriter:
         self._check_fence("claim status")
         path = claim_path(claim.namespace, claim.name) + "/status"
         await self._session.patch_json(path, body, content_type=content_type)
+
+    # ------------------------------------------------------------------ extended resources
+
+    async def create_extended_claim(self, claim: ResourceClaim, *, pod: Pod) -> ClaimWrite:
+        where = f"create claim for extended resources {claim.namespace}/"
+        try:
+            self._check_fence("claim creation")
+            body = extended_claim_body(claim, pod_name=pod.name)
+            answer = await self._session.post_json(claims_path(claim.namespace), body)
+            return ClaimWrite(claim=ResourceClaim.from_dict(answer))
+        except _Refused as refused:
+            return ClaimWrite(error=str(refused))
+        except (ApiError, ApiTransportError, InvalidObjectError) as failure:
+            return ClaimWrite(error=f"{where}: {_text(failure)}")
+
+    async def record_extended_claim(
+        self, pod: Pod, *, claim_name: str, mappings: tuple[RequestMapping, ...]
+    ) -> str:
+        try:
+            self._check_fence("pod status")
+            await self._session.patch_json(
+                record_path(pod.namespace, pod.name),
+                extended_status_patch(claim_name, mappings),
+                content_type="strategic",
+            )
+        except _Refused as refused:
+            return str(refused)
+        except (ApiError, ApiTransportError) as failure:
+            return (
+                f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: "
+                f"{_text(failure)}"
+            )
+        return ""
+
+    def delete_extended_claim(self, claim: ResourceClaim) -> None:
+        async def delete() -> None:
+            self._check_fence("claim deletion")
+            await delete_claim(self._session, claim, finalizer=FINALIZER)
+
+        self._background("delete", claim, delete())
 
     def _background(self, what: str, claim: ResourceClaim, work: Coroutine[Any, Any, None]) -> None:
         async def logged() -> None:
