@@ -19,6 +19,8 @@ from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.events import QueueingHint
 from berth.engine.plugins.node_resources_fit import NodeResourcesFit, hints, new_plugin
 from tests.builders import NodeBuilder, make_node, make_pod
+from tests.unit.engine.dra.dra_builders import DRIVER
+from tests.unit.engine.plugins.dra_plugin_support import add_claim, claim_raw, gpu_cluster
 
 
 def _class(name: str = "gpu", resource: str | None = "example.com/gpu") -> DeviceClass:
@@ -98,3 +100,33 @@ def test_device_class_hint_queues_when_a_class_comes_to_serve_the_pods_resource(
     assert hint(pod, _class(resource=None), _class()) is QueueingHint.QUEUE
     assert hint(pod, _class(), _class()) is QueueingHint.SKIP
     assert hint(implicit, _class(resource=None), _class()) is QueueingHint.SKIP
+
+
+def test_scoring_counts_the_class_devices_where_the_node_does_not_advertise_the_resource() -> None:
+    cluster = gpu_cluster({"n1": 2, "n2": 4})
+    cluster.dra.upsert(_class())
+    taken = claim_raw("taken")
+    taken["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [
+                    {"request": "req", "driver": DRIVER, "pool": "n1", "device": "gpu-0"}
+                ]
+            }
+        }
+    }
+    add_claim(cluster, taken)
+    plugin = new_plugin(
+        {
+            "scoringStrategy": {
+                "type": "MostAllocated",
+                "resources": [{"name": "example.com/gpu", "weight": 1}],
+            }
+        }
+    )
+    pod = make_pod("p").req(example_com__gpu=1).build()
+    state = CycleState(cluster)
+    slots = np.asarray([cluster.slot_of("n1"), cluster.slot_of("n2")], dtype=np.intp)
+    assert plugin.pre_score(state, pod, slots).is_success
+    # n1: (1 taken + 1) of 2 devices; n2: 1 of 4. Without the class, no node has any.
+    assert [int(score) for score in plugin.score(state, pod, slots)] == [100, 25]
