@@ -21,8 +21,8 @@ from tests.cluster.helpers import (
     DEFAULT_SCHEDULER,
     SCHEDULER,
     get_pod,
-    poll,
     pod_body,
+    poll,
     scheduled_condition,
     wait_berth_sees_all_nodes,
     wait_bound,
@@ -55,7 +55,9 @@ def _pod(world: World, name: str, resource: str, count: int) -> None:
     body = pod_body(name, world.group, scheduler=world.scheduler)
     resources = body["spec"]["containers"][0]["resources"]
     resources["requests"][resource] = str(count)
-    resources["limits"] = {resource: str(count)}  # extended resources are not overcommitted; "cpu" sorts first
+    resources["limits"] = {
+        resource: str(count)
+    }  # extended resources are not overcommitted; "cpu" sorts first
     world.create(f"/api/v1/namespaces/{world.namespace}/pods", body)
 
 
@@ -86,9 +88,9 @@ def _extended_claim(world: World, pod: str) -> dict[str, Any]:
         for claim in claims:
             owners = claim["metadata"].get("ownerReferences") or []
             annotations = claim["metadata"].get("annotations") or {}
-            if annotations.get(ANNOTATION) == "true" and [o["name"] for o in owners] == [pod]:
-                if (claim.get("status") or {}).get("allocation"):
-                    return dict(claim)
+            ours = annotations.get(ANNOTATION) == "true" and [o["name"] for o in owners] == [pod]
+            if ours and (claim.get("status") or {}).get("allocation"):
+                return dict(claim)
         return None
 
     return poll(probe, timeout=30, description=f"the extended resource claim of {pod}")

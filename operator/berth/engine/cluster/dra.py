@@ -31,8 +31,8 @@ from berth.engine.cluster.storage import StorageStore
 from berth.engine.cluster.storage_assume import AssumeStore
 from berth.engine.dra.allocated_state import AllocatedState
 from berth.engine.dra.claims import ResourceClaim
-from berth.engine.dra.extended_resources import classes_by_extended_resource
 from berth.engine.dra.classes import DeviceClass
+from berth.engine.dra.extended_resources import classes_by_extended_resource
 from berth.engine.dra.pools import SliceIndex
 from berth.engine.dra.slices import ResourceSlice
 from berth.engine.dra.taint_rules import DeviceTaintRule, apply_taint_rules

@@ -36,9 +36,9 @@ _Parsed = TypeVar("_Parsed")
 EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 
 __all__ = [
+    "EXTENDED_RESOURCE_CLAIM_ANNOTATION",
     "ClaimConfiguration",
     "ClaimSpec",
-    "EXTENDED_RESOURCE_CLAIM_ANNOTATION",
     "ConsumerReference",
     "DeviceConstraint",
     "ResourceClaim",
@@ -154,8 +154,9 @@ def _parse_claim(raw: RawObject) -> ResourceClaim:
         )
         or None,
         device_conditions=_parse_device_conditions(status.get("devices")),
-        extended_resource_claim=as_string_map(metadata.get("annotations"), "metadata.annotations")
-        .get(EXTENDED_RESOURCE_CLAIM_ANNOTATION)
+        extended_resource_claim=as_string_map(
+            metadata.get("annotations"), "metadata.annotations"
+        ).get(EXTENDED_RESOURCE_CLAIM_ANNOTATION)
         == "true",
     )
 

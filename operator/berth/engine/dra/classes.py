@@ -61,7 +61,5 @@ def _parse_class(raw: RawObject) -> DeviceClass:
         extended_resource_name=as_str(spec.get("extendedResourceName"), "spec.extendedResourceName")
         or None,
         resource_version=as_str(metadata.get("resourceVersion"), "metadata.resourceVersion"),
-        creation_timestamp=as_str(
-            metadata.get("creationTimestamp"), "metadata.creationTimestamp"
-        ),
+        creation_timestamp=as_str(metadata.get("creationTimestamp"), "metadata.creationTimestamp"),
     )

@@ -36,7 +36,9 @@ def containers_with_extended_resources(
     listed = [(name, requests, True) for name, requests in init_containers]
     listed += [(name, requests, False) for name, requests in containers]
     if not any(
-        is_dra_extended_resource(resource) for _, requests, _ in listed for resource in requests.requests
+        is_dra_extended_resource(resource)
+        for _, requests, _ in listed
+        for resource in requests.requests
     ):
         return ()
     return tuple(

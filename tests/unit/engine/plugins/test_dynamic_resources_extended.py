@@ -15,13 +15,13 @@ from berth.engine.cluster import ClusterState
 from berth.engine.dra.classes import DeviceClass
 from berth.engine.dra.extended_resources import RequestMapping, classes_by_extended_resource
 from berth.engine.framework.cycle_state import CycleState
+from berth.engine.framework.interfaces import FilterDiagnosis
 from berth.engine.framework.status import Code
 from berth.engine.model.pod import Pod
 from berth.engine.plugins.dynamic_resources import DynamicResources
 from berth.engine.plugins.dynamic_resources.binding import FINALIZER
 from berth.engine.plugins.dynamic_resources.cycle import PodClaims
 from berth.engine.plugins.dynamic_resources.extended_requests import claim_requests
-from berth.engine.framework.interfaces import FilterDiagnosis
 from tests.builders import make_node, make_pod
 from tests.unit.engine.dra.dra_builders import DRIVER
 from tests.unit.engine.plugins.dra_plugin_support import (
@@ -196,7 +196,9 @@ def test_reserve_holds_the_devices_for_the_next_pod() -> None:
     _reserved(cluster, FakeClaimWriter())
     other = make_pod("q").uid("q-uid").req(example_com__gpu=1).build()
     _, _, verdicts = _filtered(cluster, other)
-    assert verdicts == {"n1": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot allocate all claims",))}
+    assert verdicts == {
+        "n1": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot allocate all claims",))
+    }
 
 
 def test_pre_bind_creates_the_claim_writes_it_and_records_it_in_the_pod() -> None:

@@ -28,7 +28,9 @@ def _class(name: str = "gpu", resource: str | None = "example.com/gpu") -> Devic
     return DeviceClass.from_dict({"metadata": {"name": name}, "spec": spec})
 
 
-def _verdicts(cluster: ClusterState, **requests: str | int) -> dict[str, tuple[int, tuple[str, ...]]]:
+def _verdicts(
+    cluster: ClusterState, **requests: str | int
+) -> dict[str, tuple[int, tuple[str, ...]]]:
     plugin: NodeResourcesFit = new_plugin(None)
     pod = make_pod("p").req(cpu="1", **requests).build()
     state = CycleState(cluster)
@@ -109,9 +111,7 @@ def test_scoring_counts_the_class_devices_where_the_node_does_not_advertise_the_
     taken["status"] = {
         "allocation": {
             "devices": {
-                "results": [
-                    {"request": "req", "driver": DRIVER, "pool": "n1", "device": "gpu-0"}
-                ]
+                "results": [{"request": "req", "driver": DRIVER, "pool": "n1", "device": "gpu-0"}]
             }
         }
     }

@@ -51,7 +51,9 @@ def hold_extended_allocation(
     assert prepared.extended is not None and index is not None  # the caller checked
     per_node = prepared.extended.per_node.get(node_name)
     claim = per_node.claim if per_node is not None else prepared.claims[index]
-    finalizers = claim.finalizers if finalizer in claim.finalizers else (*claim.finalizers, finalizer)
+    finalizers = (
+        claim.finalizers if finalizer in claim.finalizers else (*claim.finalizers, finalizer)
+    )
     cache.hold_in_flight(dataclasses.replace(claim, allocation=allocation, finalizers=finalizers))
 
 

@@ -16,7 +16,6 @@ from berth.engine.model.pod import Pod
 from berth.engine.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_scalar_resource
 from berth.engine.plugins.node_resources_fit.fit_requests import checked_requests
 
-
 _SERVED_BY_NONE: Mapping[str, DeviceClass] = {}
 
 

@@ -235,9 +235,7 @@ class NodeResourcesFit:
             ),
             ClusterEventWithHint(
                 ClusterEvent(Resource.NODE, Action.ADD | Action.UPDATE_NODE_ALLOCATABLE),
-                lambda pod, old, new: hints.after_node_change(
-                    pod, old, new, served=self._served()
-                ),
+                lambda pod, old, new: hints.after_node_change(pod, old, new, served=self._served()),
             ),
             # InPlacePodVerticalScaling is GA: a shrinking bound pod may free room...
             ClusterEventWithHint(
