@@ -16,15 +16,12 @@ import pytest
 
 from berth.controlplane import LocalControlPlane
 from berth.controlplane.berth_process import BerthReplica
-from tests.cluster.dra_driver import RESOURCE, Gpu, World, make_world
+from tests.cluster.dra_driver import RESOURCE, Gpu, World, make_worlds
 from tests.cluster.helpers import (
-    DEFAULT_SCHEDULER,
-    SCHEDULER,
     get_pod,
     pod_body,
     poll,
     scheduled_condition,
-    wait_berth_sees_all_nodes,
     wait_bound,
 )
 
@@ -68,12 +65,7 @@ def worlds(
     berth: BerthReplica,
 ) -> Iterator[Callable[[list[list[Gpu]]], tuple[World, World]]]:
     def build(nodes: list[list[Gpu]]) -> tuple[World, World]:
-        ours = make_world(control_plane, SCHEDULER, nodes)
-        theirs = make_world(control_plane, DEFAULT_SCHEDULER, nodes)
-        for world in (ours, theirs):
-            _serve(world)
-        wait_berth_sees_all_nodes(control_plane, berth)
-        return ours, theirs
+        return make_worlds(control_plane, berth, nodes, prepare=_serve)
 
     yield build
 

@@ -17,14 +17,11 @@ import pytest
 
 from berth.controlplane import LocalControlPlane
 from berth.controlplane.berth_process import BerthReplica
-from tests.cluster.dra_driver import RESOURCE, Gpu, World, make_world, report_device_ready
+from tests.cluster.dra_driver import RESOURCE, Gpu, World, make_worlds, report_device_ready
 from tests.cluster.helpers import (
-    DEFAULT_SCHEDULER,
-    SCHEDULER,
     get_pod,
     poll,
     scheduled_condition,
-    wait_berth_sees_all_nodes,
     wait_bound,
 )
 
@@ -44,10 +41,7 @@ def worlds(
     berth: BerthReplica,
 ) -> Iterator[Callable[[list[list[Gpu]]], tuple[World, World]]]:
     def build(nodes: list[list[Gpu]]) -> tuple[World, World]:
-        ours = make_world(control_plane, SCHEDULER, nodes)
-        theirs = make_world(control_plane, DEFAULT_SCHEDULER, nodes)
-        wait_berth_sees_all_nodes(control_plane, berth)
-        return ours, theirs
+        return make_worlds(control_plane, berth, nodes)
 
     yield build
 
