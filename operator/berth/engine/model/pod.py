@@ -659,12 +659,12 @@ def _parse_pod(raw: RawObject) -> Pod:
         required_node_features=required_node_features(spec),
         extended_resource_containers=containers_with_extended_resources(
             init_containers=[
-                (as_str(container.get("name"), "spec.initContainers[].name"), requests)
-                for container, requests in init_containers
+                (as_str(container.get("name"), f"spec.initContainers[{index}].name"), requests)
+                for index, (container, requests) in enumerate(init_containers)
             ],
             containers=[
-                (as_str(container.get("name"), "spec.containers[].name"), requests)
-                for container, requests in containers
+                (as_str(container.get("name"), f"spec.containers[{index}].name"), requests)
+                for index, (container, requests) in enumerate(containers)
             ],
         ),
     )
