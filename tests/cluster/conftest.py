@@ -23,12 +23,9 @@ from berth.controlplane import LocalControlPlane
 from berth.controlplane.berth_process import BerthReplica, install
 from berth.controlplane.processes import ManagedProcess
 from berth.controlplane.provisioner import VolumeProvisioner
-from tests.cluster.dra_driver import Gpu, World, make_world
+from tests.cluster.dra_driver import Gpu, World, make_worlds
 from tests.cluster.helpers import (
-    DEFAULT_SCHEDULER,
-    SCHEDULER,
     create_namespace,
-    wait_berth_sees_all_nodes,
 )
 from tests.cluster.storage import PROVISIONER
 
@@ -134,9 +131,6 @@ def worlds(
     dra_driver.py), Berth's and kube-scheduler's, once Berth sees their nodes."""
 
     def build(nodes: list[list[Gpu]]) -> tuple[World, World]:
-        ours = make_world(control_plane, SCHEDULER, nodes)
-        theirs = make_world(control_plane, DEFAULT_SCHEDULER, nodes)
-        wait_berth_sees_all_nodes(control_plane, berth)
-        return ours, theirs
+        return make_worlds(control_plane, berth, nodes)
 
     return build

@@ -8,11 +8,15 @@ while both see every node of the cluster (the "0/N nodes" counts agree).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from berth.controlplane import LocalControlPlane
+from berth.controlplane.berth_process import BerthReplica
 from tests.cluster.helpers import (
+    DEFAULT_SCHEDULER,
+    SCHEDULER,
     create_namespace,
     get_pod,
     make_nodes,
@@ -20,9 +24,10 @@ from tests.cluster.helpers import (
     pod_body,
     poll,
     unique_name,
+    wait_berth_sees_all_nodes,
 )
 
-__all__ = ["RESOURCE", "Gpu", "World", "make_world", "report_device_ready"]
+__all__ = ["RESOURCE", "Gpu", "World", "make_world", "make_worlds", "report_device_ready"]
 
 RESOURCE = "/apis/resource.k8s.io/v1"
 
@@ -182,6 +187,21 @@ def make_world(plane: LocalControlPlane, scheduler: str, nodes: list[list[Gpu]])
             },
         )
     return world
+
+
+def make_worlds(
+    plane: LocalControlPlane,
+    berth: BerthReplica,
+    nodes: list[list[Gpu]],
+    *,
+    prepare: Callable[[World], None] = lambda world: None,  # more objects for each world
+) -> tuple[World, World]:
+    """Berth's world and kube-scheduler's, once Berth sees every node."""
+    pair = (make_world(plane, SCHEDULER, nodes), make_world(plane, DEFAULT_SCHEDULER, nodes))
+    for world in pair:
+        prepare(world)
+    wait_berth_sees_all_nodes(plane, berth)
+    return pair
 
 
 def report_device_ready(world: World, pod: str, condition: str, entry: str = "gpu") -> None:

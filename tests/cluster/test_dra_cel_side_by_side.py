@@ -19,7 +19,6 @@ from tests.cluster.test_dra_side_by_side import (  # noqa: F401  # fixtures used
     _placement,
     _same_message,
     serves_dra,
-    worlds,
 )
 
 pytestmark = pytest.mark.cluster
@@ -35,7 +34,7 @@ def _claim_with_selectors(world: World, *expressions: str) -> None:
 
 
 def test_library_functions_pick_the_same_device(
-    worlds: Callable[..., tuple[World, World]],  # noqa: F811
+    worlds: Callable[..., tuple[World, World]],
 ) -> None:
     pair = worlds(
         [
@@ -79,7 +78,7 @@ def test_library_functions_pick_the_same_device(
     ids=["ip-parse", "regex-runtime", "empty-min"],
 )
 def test_selector_failure_gets_kube_schedulers_message(
-    worlds: Callable[..., tuple[World, World]],  # noqa: F811
+    worlds: Callable[..., tuple[World, World]],
     expression: str,
     detail: str,
 ) -> None:

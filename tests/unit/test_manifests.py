@@ -410,6 +410,8 @@ EXPECTED_PERMISSIONS = {
         for resource in ("resourceclaims", "resourceclaims/status")
         for verb in ("get", "list", "watch", "update", "patch")
     ),
+    ("resource.k8s.io", "resourceclaims", "create", "*"),
+    ("resource.k8s.io", "resourceclaims", "delete", "*"),
     ("resource.k8s.io", "resourceclaims/binding", "update", "*"),
     ("resource.k8s.io", "resourceclaims/binding", "patch", "*"),
 }

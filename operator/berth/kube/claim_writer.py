@@ -9,7 +9,9 @@ status (reservedFor is written whole, from the version the patch is based on). U
 removes the pod's entry with the strategic-merge patch upstream uses; PostFilter's
 deallocation clears the status at the version the scheduler saw. Both answer like
 `reserve` (an error text, never an exception); the scheduling layer awaits them within
-the cycle, as upstream's synchronous calls are.
+the cycle, as upstream's synchronous calls are. The claim for a pod's extended resources
+backed by DRA is created, recorded in the pod's status and deleted (also awaited) through
+`extended_claim_writes`.
 
 With a `WriteFence` nothing is sent unless this replica holds the Lease at that moment.
 """
@@ -23,10 +25,20 @@ from typing import Any
 
 from berth.engine.dra.allocations import AllocationResult
 from berth.engine.dra.claims import ConsumerReference, ResourceClaim
+from berth.engine.dra.extended_resources import RequestMapping
 from berth.engine.errors import InvalidObjectError
 from berth.engine.framework.claim_port import ClaimWrite
+from berth.engine.model.pod import Pod
 from berth.kube.api import ApiError, ApiSession, ApiTransportError, JsonObject
 from berth.kube.binder import NOT_HOLDING_LEASE
+from berth.kube.extended_claim_writes import (
+    claims_path,
+    delete_claim,
+    error_text,
+    extended_claim_body,
+    extended_status_patch,
+    record_path,
+)
 from berth.kube.lease import WriteFence
 
 __all__ = ["FINALIZER", "ApiClaimWriter", "claim_path", "status_patch"]
@@ -95,7 +107,7 @@ class ApiClaimWriter:
                     )
                 except (ApiError, ApiTransportError, InvalidObjectError) as failure:
                     return ClaimWrite(
-                        error=f"get updated claim {claim.key} after conflict: {_text(failure)}"
+                        error=f"get updated claim {claim.key} after conflict: {error_text(failure)}"
                     )
             try:
                 return ClaimWrite(claim=await self._write(current, allocation, consumer))
@@ -105,9 +117,9 @@ class ApiClaimWriter:
                 if failure.status == 409 and attempt + 1 < _TRIES:
                     continue
                 what = "add allocation and reservation to" if allocation else "add reservation to"
-                return ClaimWrite(error=f"{what} claim {claim.key}: {_text(failure)}")
+                return ClaimWrite(error=f"{what} claim {claim.key}: {error_text(failure)}")
             except (ApiTransportError, InvalidObjectError) as failure:
-                return ClaimWrite(error=f"claim {claim.key}: {_text(failure)}")
+                return ClaimWrite(error=f"claim {claim.key}: {error_text(failure)}")
         raise AssertionError("unreachable: the last try returns")
 
     async def _write(
@@ -144,7 +156,7 @@ class ApiClaimWriter:
         except ApiError as failure:
             if failure.status == 422 and "testing value" in failure.message:
                 raise ApiError(409, "Conflict", failure.message) from None  # a stale version
-            raise _Refused(f"add finalizer to claim {claim.key}: {_text(failure)}") from None
+            raise _Refused(f"add finalizer to claim {claim.key}: {error_text(failure)}") from None
         return ResourceClaim.from_dict(answer)
 
     def _check_fence(self, write: str) -> None:
@@ -176,16 +188,51 @@ class ApiClaimWriter:
         except _Refused as refused:
             return ClaimWrite(error=str(refused))
         except (ApiError, ApiTransportError, InvalidObjectError) as failure:
-            return ClaimWrite(error=_text(failure))
+            return ClaimWrite(error=error_text(failure))
+
+    # ------------------------------------------------------------------ extended resources
+
+    async def create_extended_claim(self, claim: ResourceClaim, *, pod: Pod) -> ClaimWrite:
+        where = f"create claim for extended resources {claim.namespace}/"
+        try:
+            self._check_fence("claim creation")
+            body = extended_claim_body(claim, pod_name=pod.name)
+            answer = await self._session.post_json(claims_path(claim.namespace), body)
+            return ClaimWrite(claim=ResourceClaim.from_dict(answer))
+        except _Refused as refused:
+            return ClaimWrite(error=str(refused))
+        except (ApiError, ApiTransportError, InvalidObjectError) as failure:
+            return ClaimWrite(error=f"{where}: {error_text(failure)}")
+
+    async def record_extended_claim(
+        self, pod: Pod, *, claim_name: str, mappings: tuple[RequestMapping, ...]
+    ) -> str:
+        try:
+            self._check_fence("pod status")
+            await self._session.patch_json(
+                record_path(pod.namespace, pod.name),
+                extended_status_patch(claim_name, mappings),
+                content_type="strategic",
+            )
+        except _Refused as refused:
+            return str(refused)
+        except (ApiError, ApiTransportError) as failure:
+            return (
+                f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: "
+                f"{error_text(failure)}"
+            )
+        return ""
+
+    async def delete_extended_claim(self, claim: ResourceClaim) -> ClaimWrite:
+        try:
+            self._check_fence("claim deletion")
+            failed = await delete_claim(self._session, claim, finalizer=FINALIZER)
+        except _Refused as refused:
+            return ClaimWrite(error=str(refused))
+        return ClaimWrite(error=failed)
 
     def wall_time(self) -> float:
         return time.time()
 
     async def pause(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
-
-
-def _text(failure: Exception) -> str:
-    if isinstance(failure, ApiError):
-        return failure.message or str(failure)
-    return str(failure)

@@ -1,7 +1,9 @@
 """Sending the claim releases a cycle asked for, and waiting for them.
 
-DynamicResources' PostFilter (deallocate a claim nobody uses) and Unreserve (take the
-pod out of a claim's reservedFor) write the API synchronously in kube-scheduler: the
+DynamicResources' PostFilter (deallocate a claim nobody uses, or delete the pod's claim
+for extended resources left by an earlier attempt) and Unreserve (take the pod out of a
+claim's reservedFor, delete a claim for extended resources it made) write the API
+synchronously in kube-scheduler: the
 next attempt starts only after the write returned. Berth's engine only records them in
 the cycle state (`claim_port.request_release`); here they are sent through the
 framework's claim port, each as its own task so that a cancelled loop (a lost Lease, a
@@ -9,8 +11,9 @@ shutdown) never aborts a write half-way, and `drain` lets shutdown wait for all 
 before the Lease is released.
 
 Failures are handled as upstream handles them: a failed unreservation is only logged
-(the next attempt tries again), a failed deallocation becomes PostFilter's status,
-whose message ends the pod's FailedScheduling text.
+(the next attempt tries again); a failed deallocation or deletion is logged and
+returned, and when PostFilter asked for it, it becomes PostFilter's status, whose message
+ends the pod's FailedScheduling text (after Unreserve nobody reads it).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from berth.engine.framework.claim_port import (
     ClaimRelease,
     ClaimStatusWriter,
     Deallocation,
+    Deletion,
     take_releases,
 )
 from berth.engine.framework.cycle_state import CycleState
@@ -40,7 +44,7 @@ class ClaimReleases:
     def start(self, writer: ClaimStatusWriter, state: CycleState) -> asyncio.Task[str] | None:
         """Send what `state` asked for, in order; None when it asked for nothing.
 
-        The task's result is the error of a failed deallocation, or "".
+        The task's result is the error of a failed deallocation or deletion, or "".
         """
         requested = take_releases(state)
         if not requested:
@@ -75,6 +79,11 @@ async def _send(writer: ClaimStatusWriter, requested: list[ClaimRelease]) -> str
             if written.error:
                 failure = written.error
                 logger.error("Deallocation of ResourceClaim %s failed: %s", claim.key, failure)
+        elif isinstance(release, Deletion):
+            written = await writer.delete_extended_claim(claim)
+            if written.error:
+                failure = written.error
+                logger.error("Deletion of ResourceClaim %s failed: %s", claim.key, failure)
         else:
             written = await writer.unreserve(claim, pod_uid=release.pod_uid)
             if written.error:

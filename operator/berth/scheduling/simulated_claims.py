@@ -13,6 +13,11 @@ assumption with the API's version. Offline there is no API: after each placement
 standing assumption, and every other claim of the pod already allocated, becomes the claim
 the API would hold (allocated, reserved for the pod). `placed_devices` then reads, per
 claim of the pod, the devices it was given.
+
+The claim for a pod's extended resources backed by DRA exists only in memory until
+PreBind would create it; a simulation creates it when settling, named as the API server
+would name it from the pod (`<pod>-extended-resources-` plus five characters, derived
+here from the pod), and lists it last among the pod's claims (with no entry name).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ __all__ = [
     "DraInputObject",
     "claim_templates",
     "create_generated_claims",
+    "extended_claim_name",
     "generated_claim_name",
     "placed_devices",
     "pod_claims_held",
@@ -47,6 +53,7 @@ _versions = itertools.count(1)
 # The API server's generateName alphabet (no vowels, no look-alikes).
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _MAX_BASE = 57  # the controller leaves room for the 5 characters in a 63-character name
+_MAX_GENERATE_BASE = 58  # the API server cuts a generateName to leave room for its suffix
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +83,25 @@ def generated_claim_name(pod: Pod, pod_claim: str) -> str:
             f"{pod.name[: len(pod.name) * _MAX_BASE // len(base)]}-"
             f"{pod_claim[: len(pod_claim) * _MAX_BASE // len(base)]}"
         )
-    digest = hashlib.sha256(f"{pod.uid}/{pod_claim}".encode()).digest()
-    return base + "".join(_ALPHABET[byte % len(_ALPHABET)] for byte in digest[:5])
+    return base + _suffix(f"{pod.uid}/{pod_claim}")
+
+
+def _suffix(seed: str) -> str:
+    digest = hashlib.sha256(seed.encode()).digest()
+    return "".join(_ALPHABET[byte % len(_ALPHABET)] for byte in digest[:5])
+
+
+def extended_claim_name(pod: Pod) -> str:
+    """The name the API server gives the pod's claim for extended resources (fixed suffix)."""
+    base = f"{pod.name}-extended-resources-"[:_MAX_GENERATE_BASE]
+    return base + _suffix(f"{pod.uid}/extended-resources")
+
+
+def _extended_claim(pod: Pod, dra: DraObjects) -> ResourceClaim | None:
+    for claim in dra.all_claims():
+        if claim.extended_resource_claim and claim.controller_uid == pod.uid:
+            return claim
+    return None
 
 
 def create_generated_claims(
@@ -155,17 +179,37 @@ def settle_assumed_allocations(pod: Pod, dra: DraObjects) -> None:
     for claim in dra.assumed_claims():
         # Not one of the pod's (a plugin assumed another claim): the API version it made.
         dra.upsert(dataclasses.replace(claim, resource_version=_next_version()))
+    for claim in dra.in_flight_claims():
+        if claim.controller_uid != pod.uid:
+            continue
+        # The claim for extended resources, as PreBind would create and reserve it.
+        dra.release_in_flight(claim.uid)
+        name = extended_claim_name(pod)
+        dra.upsert(
+            dataclasses.replace(
+                claim,
+                name=name,
+                uid=f"generated:{pod.namespace}/{name}",
+                reserved_for=(consumer,),
+                resource_version=_next_version(),
+            )
+        )
 
 
 def placed_devices(pod: Pod, dra: DraObjects) -> tuple[ClaimDevices, ...]:
-    """Per claim of `pod`, in spec order, the devices its allocation holds."""
+    """Per claim of `pod`, in spec order, the devices its allocation holds (the claim for
+    extended resources last, with no entry name)."""
+    held = pod_claims_held(pod, dra)
+    extended = _extended_claim(pod, dra)
+    if extended is not None:
+        held.append(("", extended))
     return tuple(
         ClaimDevices(
             pod_claim=entry,
             claim=claim.name,
             devices=() if claim.allocation is None else claim.allocation.devices,
         )
-        for entry, claim in pod_claims_held(pod, dra)
+        for entry, claim in held
     )
 
 

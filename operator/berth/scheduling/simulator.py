@@ -145,7 +145,7 @@ class Simulation:
                 explain=explain,
                 extenders=self._extenders,
             )
-        if placement.node is None or not pod.resource_claims:
+        if placement.node is None or not (pod.resource_claims or pod.extended_resource_containers):
             return placement
         return replace(placement, claims=placed_devices(placement.pod, self.cluster.dra))
 

@@ -9,10 +9,13 @@ import asyncio
 import random
 from dataclasses import dataclass, field
 
+from berth.engine.cluster import ClusterState
 from berth.engine.dra.claims import ResourceClaim
-from berth.engine.framework.claim_port import ClaimWrite
+from berth.engine.framework.claim_port import ClaimWrite, Deletion, request_release
+from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.runtime import build_framework
 from berth.profiles import default_profile_config
+from berth.scheduling.claim_releases import ClaimReleases, settled
 from berth.scheduling.loop import Scheduler
 from berth.scheduling.ports import BindOutcome
 from tests.builders import make_node, make_pod
@@ -147,3 +150,13 @@ async def test_a_failed_binding_cycle_ends_after_its_claim_was_unreserved() -> N
     writer.gate.set()
     await draining
     assert scheduler.releases.in_flight == 0
+
+
+async def test_a_deletion_is_sent_and_its_failure_returned_like_a_deallocations() -> None:
+    writer = FakeClaimWriter(error="update resourceclaim default/c: denied")
+    state = CycleState(ClusterState())
+    request_release(state, Deletion(ResourceClaim.from_dict(claim_raw("c"))))
+    task = ClaimReleases().start(writer, state)
+    assert task is not None
+    assert await settled(task) == "update resourceclaim default/c: denied"
+    assert writer.deleted == ["default/c"]

@@ -11,6 +11,9 @@ from informers. Berth keeps them here, fed by the watches or the simulator's inp
   rebuilt only when a slice or rule changed (`slice_generation`);
 - `allocated_state` is what every allocated or assumed claim holds, rebuilt only when a
   claim changed (`claim_generation`);
+- a claim made only in memory (the one for a pod's extended resources backed by DRA,
+  which PreBind creates) cannot be assumed: its allocation is held in flight from Reserve
+  (`hold_in_flight`) until PreBind succeeded or Unreserve ran, and counts as taken;
 - `on_claim_assumption`, when set, hears what upstream's assume cache reports as claim
   updates: assuming a version newer than the API's (what a status write returned) and
   restoring one. An allocation assumed at Reserve (on the API's own version) is in flight
@@ -29,6 +32,7 @@ from berth.engine.cluster.storage_assume import AssumeStore
 from berth.engine.dra.allocated_state import AllocatedState
 from berth.engine.dra.claims import ResourceClaim
 from berth.engine.dra.classes import DeviceClass
+from berth.engine.dra.extended_resources import classes_by_extended_resource
 from berth.engine.dra.pools import SliceIndex
 from berth.engine.dra.slices import ResourceSlice
 from berth.engine.dra.taint_rules import DeviceTaintRule, apply_taint_rules
@@ -48,6 +52,9 @@ class DraObjects:
         self.slices: StorageStore[ResourceSlice] = StorageStore("ResourceSlice")
         self.taint_rules: StorageStore[DeviceTaintRule] = StorageStore("DeviceTaintRule")
         self._class_map: dict[str, DeviceClass] | None = None
+        self._extended_map: dict[str, DeviceClass] | None = None
+        # In-memory claims allocated in Reserve, by their temporary UID.
+        self._in_flight: dict[str, ResourceClaim] = {}
         self._slice_index: tuple[int, SliceIndex] | None = None
         self._allocated: tuple[int, AllocatedState] | None = None
         # (as readers saw it, as they see it now); the live scheduler turns it into an event.
@@ -65,6 +72,12 @@ class DraObjects:
                 device_class.name: device_class for device_class in self.classes.values()
             }
         return self._class_map
+
+    def classes_by_extended_resource(self) -> Mapping[str, DeviceClass]:
+        """Extended resource name -> the DeviceClass serving it; do not mutate."""
+        if self._extended_map is None:
+            self._extended_map = classes_by_extended_resource(self.device_classes())
+        return self._extended_map
 
     def claim(self, namespace: str, name: str) -> ResourceClaim | None:
         """A ResourceClaim, as assumed (or as the API has it)."""
@@ -96,8 +109,9 @@ class DraObjects:
         """
         cached = self._allocated
         if cached is None or cached[0] != self.claim_generation:
+            held = (*self.claims.values(), *self._in_flight.values())
             state = AllocatedState.of(
-                claim.allocation for claim in self.claims.values() if claim.allocation is not None
+                claim.allocation for claim in held if claim.allocation is not None
             )
             cached = (self.claim_generation, state)
             self._allocated = cached
@@ -127,6 +141,22 @@ class DraObjects:
             api = self.claims.get_api(key)
             self._report(assumed, api, assumed=assumed, api=api)
 
+    def hold_in_flight(self, claim: ResourceClaim) -> None:
+        """Count the devices of an allocated claim that exists only in memory (by its UID)."""
+        self._in_flight[claim.uid] = claim
+        self._claims_changed()
+
+    def release_in_flight(self, uid: str) -> bool:
+        """Stop counting an in-memory claim's devices; whether one was held."""
+        if self._in_flight.pop(uid, None) is None:
+            return False
+        self._claims_changed()
+        return True
+
+    def in_flight_claims(self) -> list[ResourceClaim]:
+        """The in-memory claims held (what a simulation turns into API objects)."""
+        return list(self._in_flight.values())
+
     def is_assumed(self, namespace: str, name: str) -> bool:
         return self.claims.is_assumed(f"{namespace}/{name}")
 
@@ -143,7 +173,7 @@ class DraObjects:
             self._claims_changed()
             return previous_claim
         if isinstance(obj, DeviceClass):
-            self._class_map = None
+            self._class_map = self._extended_map = None
             previous: DraObject | None = self.classes.upsert(obj)
         elif isinstance(obj, ResourceSlice):
             previous = self.slices.upsert(obj)
@@ -164,7 +194,7 @@ class DraObjects:
             return removed
         if kind == "DeviceClass":
             removed = self.classes.remove(key)
-            self._class_map = None
+            self._class_map = self._extended_map = None
         elif kind in ("ResourceSlice", "DeviceTaintRule"):
             store = self.slices if kind == "ResourceSlice" else self.taint_rules
             removed = store.remove(key)

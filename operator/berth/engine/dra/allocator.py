@@ -10,7 +10,8 @@ variant lacks, and no alpha gate that would need "experimental"). The DRA gates,
   (GA), DRADeviceTaintRules (GA; the rules' taints are merged into devices by the caller),
   DRAPartitionableDevices (beta), DRAConsumableCapacity (beta, with distinctAttribute),
   DRADeviceBindingConditions + DRAResourceClaimDeviceStatus (beta/GA),
-  DRAExtendedResource (GA; the caller builds the special claim), DRASchedulerFilterTimeout
+  DRAExtendedResource (GA; DynamicResources builds the claim for a pod's extended resources,
+  which the allocator takes like any other), DRASchedulerFilterTimeout
   (beta; the `deadline` argument);
 - off by default, so absent here: DRAFractionalCapacityRange (beta, on only with
   --min-compatibility-version>=1.37), DRADerivedAttributes, DRADeviceCompatibilityGroups

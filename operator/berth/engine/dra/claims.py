@@ -32,7 +32,11 @@ from berth.engine.model.parsing import (
 
 _Parsed = TypeVar("_Parsed")
 
+# Marks the claim kube-scheduler creates for a pod's extended resources backed by DRA.
+EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+
 __all__ = [
+    "EXTENDED_RESOURCE_CLAIM_ANNOTATION",
     "ClaimConfiguration",
     "ClaimSpec",
     "ConsumerReference",
@@ -94,6 +98,8 @@ class ResourceClaim:
     device_conditions: Mapping[
         tuple[str, str, str, str | None], Mapping[str, tuple[str, str, str]]
     ] = field(default_factory=dict)
+    # Annotated as the claim for a pod's extended resources backed by DRA.
+    extended_resource_claim: bool = False
 
     @property
     def key(self) -> str:
@@ -148,6 +154,10 @@ def _parse_claim(raw: RawObject) -> ResourceClaim:
         )
         or None,
         device_conditions=_parse_device_conditions(status.get("devices")),
+        extended_resource_claim=as_string_map(
+            metadata.get("annotations"), "metadata.annotations"
+        ).get(EXTENDED_RESOURCE_CLAIM_ANNOTATION)
+        == "true",
     )
 
 

@@ -27,6 +27,8 @@ class DeviceClass:
     config: tuple[Mapping[str, Any], ...] = ()  # opaque DeviceConfigurations, as written
     extended_resource_name: str | None = None
     resource_version: str = ""
+    # RFC 3339: of two classes naming the same extended resource, the older one serves it.
+    creation_timestamp: str = ""
 
     @property
     def key(self) -> str:
@@ -59,4 +61,5 @@ def _parse_class(raw: RawObject) -> DeviceClass:
         extended_resource_name=as_str(spec.get("extendedResourceName"), "spec.extendedResourceName")
         or None,
         resource_version=as_str(metadata.get("resourceVersion"), "metadata.resourceVersion"),
+        creation_timestamp=as_str(metadata.get("creationTimestamp"), "metadata.creationTimestamp"),
     )

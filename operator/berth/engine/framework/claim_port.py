@@ -3,10 +3,13 @@
 kube-scheduler's DynamicResources writes claims itself: PreBind adds the allocation and
 the pod to `reservedFor` through the claim's status subresource (after adding the
 delete-protection finalizer), Unreserve removes the pod from `reservedFor` again, and
-PostFilter may deallocate a claim nobody uses. The kube layer implements this port; a
+PostFilter may deallocate a claim nobody uses. For extended resources backed by DRA it
+also creates the pod's claim for them, records it in the pod's status, and deletes it
+when the attempt fails. The kube layer implements this port; a
 framework nobody serves gets an inert one that refuses every write.
 
 PostFilter and Unreserve are synchronous in the engine, yet upstream awaits their writes
+(deallocation, unreservation, deleting a claim for extended resources made earlier)
 before the cycle goes on. So those two plugins only ask, in the cycle state
 (`request_release`); whoever runs the cycle takes the requests (`take_releases`), sends
 them through this port and waits for the answers before the cycle ends, so the engine
@@ -20,13 +23,16 @@ from typing import Protocol
 
 from berth.engine.dra.allocations import AllocationResult
 from berth.engine.dra.claims import ConsumerReference, ResourceClaim
+from berth.engine.dra.extended_resources import RequestMapping
 from berth.engine.framework.cycle_state import CycleState
+from berth.engine.model.pod import Pod
 
 __all__ = [
     "ClaimRelease",
     "ClaimStatusWriter",
     "ClaimWrite",
     "Deallocation",
+    "Deletion",
     "Unreservation",
     "UnservedClaimWriter",
     "request_release",
@@ -64,6 +70,24 @@ class ClaimStatusWriter(Protocol):
         """Clear status.allocation, reservedFor and devices of `claim` at its version."""
         ...
 
+    async def create_extended_claim(self, claim: ResourceClaim, *, pod: Pod) -> ClaimWrite:
+        """Create the pod's claim for extended resources with `claim`'s requests.
+
+        The name is generated from the pod's; the pod owns the claim, which carries the
+        extended-resource-claim annotation. No allocation: `reserve` writes that next.
+        """
+        ...
+
+    async def record_extended_claim(
+        self, pod: Pod, *, claim_name: str, mappings: tuple[RequestMapping, ...]
+    ) -> str:
+        """Write the pod's status.extendedResourceClaimStatus; kube-scheduler's error or ""."""
+        ...
+
+    async def delete_extended_claim(self, claim: ResourceClaim) -> ClaimWrite:
+        """Drop the delete-protection finalizer, then delete the claim (gone already is fine)."""
+        ...
+
     def wall_time(self) -> float:
         """Seconds since the epoch: allocation timestamps are wall-clock times."""
         ...
@@ -94,6 +118,17 @@ class UnservedClaimWriter:
     async def deallocate(self, claim: ResourceClaim) -> ClaimWrite:
         return ClaimWrite(error=_NOT_SERVED)
 
+    async def create_extended_claim(self, claim: ResourceClaim, *, pod: Pod) -> ClaimWrite:
+        return ClaimWrite(error=_NOT_SERVED)
+
+    async def record_extended_claim(
+        self, pod: Pod, *, claim_name: str, mappings: tuple[RequestMapping, ...]
+    ) -> str:
+        return _NOT_SERVED
+
+    async def delete_extended_claim(self, claim: ResourceClaim) -> ClaimWrite:
+        return ClaimWrite(error=_NOT_SERVED)
+
     def wall_time(self) -> float:
         return 0.0
 
@@ -116,7 +151,14 @@ class Unreservation:
     pod_uid: str
 
 
-ClaimRelease = Deallocation | Unreservation
+@dataclass(frozen=True, slots=True)
+class Deletion:
+    """PostFilter or Unreserve: delete the pod's claim for extended resources, made earlier."""
+
+    claim: ResourceClaim
+
+
+ClaimRelease = Deallocation | Unreservation | Deletion
 
 _RELEASES = "ClaimReleases"  # the cycle-state key of the requests
 

@@ -10,6 +10,10 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 from berth.engine.errors import FieldError, InvalidObjectError
+from berth.engine.model.container_resources import (
+    ContainerResources,
+    containers_with_extended_resources,
+)
 from berth.engine.model.labels import (
     LabelSelector,
     NodeSelector,
@@ -207,6 +211,8 @@ class Pod:
     container_resource_names: frozenset[str] = frozenset()
     # Features a node must declare (status.declaredFeatures) to run this pod.
     required_node_features: frozenset[str] = frozenset()
+    # Each container's requests, only when one asks for a name DRA may back (else empty).
+    extended_resource_containers: tuple[ContainerResources, ...] = ()
     # The object as read, kept only for a pod not yet assigned: scheduler extenders are
     # sent the pending pod whole (assigned pods, the many, keep no copy).
     source: RawObject | None = field(default=None, compare=False, repr=False)
@@ -651,6 +657,16 @@ def _parse_pod(raw: RawObject) -> Pod:
             name for _, requests in (*containers, *init_containers) for name in requests.requests
         ),
         required_node_features=required_node_features(spec),
+        extended_resource_containers=containers_with_extended_resources(
+            init_containers=[
+                (as_str(container.get("name"), f"spec.initContainers[{index}].name"), requests)
+                for index, (container, requests) in enumerate(init_containers)
+            ],
+            containers=[
+                (as_str(container.get("name"), f"spec.containers[{index}].name"), requests)
+                for index, (container, requests) in enumerate(containers)
+            ],
+        ),
     )
 
 

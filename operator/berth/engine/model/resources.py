@@ -30,6 +30,20 @@ def is_scalar_resource(name: str) -> bool:
     return "/" in name or name.startswith(("hugepages-", "attachable-volumes-"))
 
 
+def is_extended_resource(name: str) -> bool:
+    """A resource outside the kubernetes.io namespace (e.g. ``example.com/gpu``)."""
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+# The name every DeviceClass answers to, besides its own `extendedResourceName`.
+DEVICE_CLASS_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+def is_dra_extended_resource(name: str) -> bool:
+    """A name a DeviceClass may stand behind: an extended resource, or a class's implicit name."""
+    return is_extended_resource(name) or name.startswith(DEVICE_CLASS_RESOURCE_PREFIX)
+
+
 def is_tracked_resource(name: str) -> bool:
     return name in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS) or is_scalar_resource(name)
 

@@ -4,7 +4,8 @@ Everything works on matrices with one row per configured resource and one column
 per candidate node. A resource whose node allocatable is 0 (or that the node side
 does not track at all) has allocatable 0 in its cell and takes no part in that
 node's score, exactly as kube-scheduler leaves it out of both the weighted sum and
-the weight total. Integer maths truncates like Go's.
+the weight total. Integer maths truncates like Go's. An extended resource backed by DRA
+is scored from the node's devices where its allocatable lacks it (`dra_extended_rows`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from berth.engine.cluster import ClusterState, NodeSlots
 from berth.engine.framework.interfaces import MAX_NODE_SCORE, Scores
 from berth.engine.model.pod import Pod
 from berth.engine.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource
+from berth.engine.scoring.dra_extended_rows import dra_backed_rows, served_rows
 from berth.engine.scoring.normalize import go_div
 
 # RequestedToCapacityRatio shape scores are 0..10; node scores are 0..100.
@@ -201,6 +203,17 @@ def resource_scores(
     pod is the same for every node in the same state (`ClusterState.resource_states`).
     `owner` names the scorer's configuration (the plugin instance).
     """
+    dra_rows = served_rows(cluster, names, pod_requests)
+    if dra_rows:
+        # Rows that depend on each node's devices: no sharing between equal nodes.
+        kept, allocatable, allocated = dra_backed_rows(
+            cluster, slots, names, pod_requests, use_requested=use_requested, dra_rows=dra_rows
+        )
+        kept_weights = weights[kept]
+        both = np.stack((allocated + pod_requests[kept][:, np.newaxis], allocated))
+        return scorer(
+            NodeResourceRows(kept_weights, int(kept_weights.sum()), both, allocatable, False)
+        )
     key = (owner, use_requested, names, weights.tobytes(), pod_requests.tobytes())
     return cluster.resource_states.per_state(
         slots,

@@ -11,6 +11,7 @@ import numpy as np
 from berth.engine.cluster import ClusterState, NodeSlots
 from berth.engine.dra.allocations import AllocationResult
 from berth.engine.dra.claims import ConsumerReference, ResourceClaim
+from berth.engine.dra.extended_resources import RequestMapping
 from berth.engine.framework.claim_port import ClaimWrite
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.status import Code
@@ -79,6 +80,11 @@ class FakeClaimWriter:
     deallocated: list[str] = field(default_factory=list)
     pauses: list[float] = field(default_factory=list)
     on_pause: Any = None  # called with the writer on every pause (to change the cluster)
+    created: list[ResourceClaim] = field(default_factory=list)
+    recorded: list[tuple[str, str, tuple[RequestMapping, ...]]] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    create_error: str = ""
+    watch: ClusterState | None = None  # where a created claim shows up, as the watch brings it
 
     async def reserve(
         self,
@@ -102,6 +108,28 @@ class FakeClaimWriter:
     async def unreserve(self, claim: ResourceClaim, *, pod_uid: str) -> ClaimWrite:
         self.unreserved.append((claim.key, pod_uid))
         return ClaimWrite(error=self.error) if self.error else ClaimWrite(claim=claim)
+
+    async def create_extended_claim(self, claim: ResourceClaim, *, pod: Pod) -> ClaimWrite:
+        if self.create_error:
+            return ClaimWrite(error=self.create_error)
+        name = f"{pod.name}-extended-resources-x7k2q"
+        created = dataclasses.replace(
+            claim, name=name, uid=f"uid-{name}", resource_version="1", allocation=None
+        )
+        self.created.append(created)
+        if self.watch is not None:
+            self.watch.dra.upsert(created)
+        return ClaimWrite(claim=created)
+
+    async def record_extended_claim(
+        self, pod: Pod, *, claim_name: str, mappings: tuple[RequestMapping, ...]
+    ) -> str:
+        self.recorded.append((pod.key, claim_name, mappings))
+        return self.error
+
+    async def delete_extended_claim(self, claim: ResourceClaim) -> ClaimWrite:
+        self.deleted.append(claim.key)
+        return ClaimWrite(error=self.error)
 
     async def deallocate(self, claim: ResourceClaim) -> ClaimWrite:
         self.deallocated.append(claim.key)

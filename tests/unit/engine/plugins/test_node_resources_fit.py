@@ -726,11 +726,13 @@ def test_events_registered() -> None:
     events = {
         (e.event.resource, e.event.action): e.hint for e in new_plugin(None).events_to_register()
     }
+    node_change = events.pop((Resource.NODE, Action.ADD | Action.UPDATE_NODE_ALLOCATABLE))
+    assert node_change is not None  # after_node_change with the live cluster's device classes
     assert events == {
         (Resource.ASSIGNED_POD, Action.DELETE): hints.after_assigned_pod_delete,
-        (Resource.NODE, Action.ADD | Action.UPDATE_NODE_ALLOCATABLE): hints.after_node_change,
         (Resource.ASSIGNED_POD, Action.UPDATE_POD_SCALE_DOWN): hints.after_assigned_pod_scale_down,
         (Resource.TARGET_POD, Action.UPDATE_POD_SCALE_DOWN): hints.after_own_scale_down,
+        (Resource.DEVICE_CLASS, Action.ADD | Action.UPDATE): hints.after_device_class_change,
     }
 
 

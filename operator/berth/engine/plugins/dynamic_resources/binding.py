@@ -6,7 +6,8 @@ the API does. PreBind writes, through the claim port, the allocation and the pod
 in `reservedFor` of every claim not yet reserved for the pod, assumes what the API
 answered, then waits (up to the binding timeout) for devices with binding conditions to be
 ready. Unreserve drops the assumptions and asks for the pod to be taken out of
-`reservedFor` again (a release the cycle's runner sends and awaits).
+`reservedFor` again (a release the cycle's runner sends and awaits). The claim for
+extended resources backed by DRA, made in PreBind, has its own steps (`extended_binding`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ from berth.engine.plugins.dynamic_resources.binding_conditions import (
 )
 from berth.engine.plugins.dynamic_resources.cache import DraCache
 from berth.engine.plugins.dynamic_resources.cycle import PodClaims, is_reserved_for
+from berth.engine.plugins.dynamic_resources.extended_binding import (
+    bind_extended_claim,
+    hold_extended_allocation,
+    unreserve_extended_claim,
+)
 
 __all__ = ["FINALIZER", "POLL_SECONDS", "pre_bind", "reserve", "unreserve"]
 
@@ -43,6 +49,8 @@ def reserve(prepared: PodClaims, cache: DraCache, node_name: str) -> Status:
         return SUCCESS
     found = prepared.node_allocations.get(node_name)
     if found is None:
+        if all(index == prepared.extended_index for index in pending):
+            return SUCCESS  # a device plugin serves the extended resources on this node
         return error("claim allocation not found for node")
     results = found.results
     if len(results) != len(pending):
@@ -53,6 +61,11 @@ def reserve(prepared: PodClaims, cache: DraCache, node_name: str) -> Status:
     for index, allocation in zip(pending, results, strict=True):
         claim = prepared.claims[index]
         prepared.reserved[index] = allocation
+        if index == prepared.extended_index:
+            hold_extended_allocation(
+                prepared, cache, node_name=node_name, allocation=allocation, finalizer=FINALIZER
+            )
+            continue
         finalizers = (
             claim.finalizers if FINALIZER in claim.finalizers else (*claim.finalizers, FINALIZER)
         )
@@ -70,11 +83,14 @@ def reserve(prepared: PodClaims, cache: DraCache, node_name: str) -> Status:
 def unreserve(state: CycleState, prepared: PodClaims, pod: Pod) -> None:
     cache = state.cluster.dra
     for index, claim in enumerate(prepared.claims):
+        if index == prepared.extended_index:
+            continue
         # An allocation decided in this cycle is dropped whether or not PreBind wrote it.
         if prepared.reserved[index] is not None:
             cache.restore_claim(claim.namespace, claim.name)
         if claim.allocation is not None and is_reserved_for(claim, pod):
             request_release(state, Unreservation(claim, pod.uid))
+    unreserve_extended_claim(state, prepared, cache)
 
 
 def _consumer(pod: Pod) -> ConsumerReference:
@@ -94,6 +110,13 @@ async def pre_bind(
 ) -> Status:
     for index, claim in enumerate(prepared.claims):
         if is_reserved_for(claim, pod):
+            continue
+        if index == prepared.extended_index:
+            status = await bind_extended_claim(
+                prepared, pod, node_name, cache=cache, writer=writer, consumer=_consumer(pod)
+            )
+            if not status.is_success:
+                return status
             continue
         answer = await writer.reserve(
             claim, allocation=prepared.reserved[index], consumer=_consumer(pod)

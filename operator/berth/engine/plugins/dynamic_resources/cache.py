@@ -12,7 +12,7 @@ a claim as upstream's lookups do, unallocated, and `in_flight` tells its allocat
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Protocol
 
 from berth.engine.dra.allocated_state import AllocatedState
@@ -40,7 +40,11 @@ class DraCache(Protocol):
         """The claim, an assumed version overriding the API's."""
         ...
 
+    def all_claims(self) -> Iterable[ResourceClaim]: ...
+
     def device_classes(self) -> Mapping[str, DeviceClass]: ...
+
+    def classes_by_extended_resource(self) -> Mapping[str, DeviceClass]: ...
 
     def slice_index(self) -> SliceIndex: ...
 
@@ -53,6 +57,10 @@ class DraCache(Protocol):
     def assume_claim(self, claim: ResourceClaim) -> None: ...
 
     def restore_claim(self, namespace: str, name: str) -> None: ...
+
+    def hold_in_flight(self, claim: ResourceClaim) -> None: ...
+
+    def release_in_flight(self, uid: str) -> bool: ...
 
 
 def _split(

@@ -5,7 +5,9 @@ others it may not join, is being allocated for another pod, or asks for a missin
 class. When a claim still needs devices, it builds one allocator over the cluster's slices,
 classes and taken devices. Filter then judges each node: allocated claims must be usable
 there (their node selector, their binding conditions), and the unallocated ones must fit,
-as the allocator decides; the allocation found is kept for Score and Reserve. Every
+as the allocator decides; the allocation found is kept for Score and Reserve. The claim
+for extended resources backed by DRA (see `extended`) joins the pod's claims in the
+variant each node needs. Every
 refusal is UnschedulableAndUnresolvable (preemption frees no device), a broken claim or
 class, or a timed-out search, is an Error. The texts are kube-scheduler's.
 """
@@ -33,6 +35,7 @@ from berth.engine.plugins.dynamic_resources.binding_conditions import (
 )
 from berth.engine.plugins.dynamic_resources.cache import DraCache, in_flight
 from berth.engine.plugins.dynamic_resources.cycle import PodClaims, is_reserved_for
+from berth.engine.plugins.dynamic_resources.extended import extended_claim, node_extended_claim
 from berth.engine.plugins.dynamic_resources.pod_claims import ClaimsNotReady, pod_claims
 
 __all__ = [
@@ -59,20 +62,31 @@ def prepare(
         claims = pod_claims(pod, cache)
     except ClaimsNotReady as reason:
         return unresolvable(str(reason))
+    found = extended_claim(
+        pod, claims=cache.all_claims, classes=cache.classes_by_extended_resource()
+    )
+    if found is not None:
+        claims.append(found[0])
     if not claims:
         return Status(Code.SKIP)
     pending = 0
-    for claim in claims:
+    for index, claim in enumerate(claims):
         if claim.allocation is not None:
             # Any number of pods may share a claim (upstream's CanBeReserved is always true).
             continue
         pending += 1
         if in_flight(cache, claim) is not None:
             return unresolvable(f"resource claim {claim.key} is in the process of being allocated")
+        if found is not None and index == len(claims) - 1:
+            continue  # Filter judges the claim for extended resources
         refusal = _check_classes(claim, cache)
         if refusal is not None:
             return refusal
-    prepared = PodClaims(claims=claims, deadline_seconds=filter_timeout)
+    prepared = PodClaims(
+        claims=claims,
+        deadline_seconds=filter_timeout,
+        extended=None if found is None else found[1],
+    )
     if pending:
         prepared.allocator = Allocator(
             slices=cache.slice_index(),
@@ -144,13 +158,23 @@ def _filter_node(
     now: float,
     clock: Callable[[], float],
 ) -> Status | None:
+    node_claim = node_extended_claim(prepared, pod, node)
+    if isinstance(node_claim, Status):
+        return node_claim
+    if node_claim is None and not prepared.has_user_claims:
+        return None
     unavailable = [
         index
         for index, claim in enumerate(prepared.claims)
         if not _usable_on(claim, node, binding_timeout=binding_timeout, now=now)
     ]
     if prepared.allocator is not None:
-        to_allocate = [prepared.claims[index] for index in prepared.to_allocate()]
+        to_allocate = [
+            node_claim.claim
+            if node_claim is not None and index == prepared.extended_index
+            else prepared.claims[index]
+            for index in prepared.to_allocate()
+        ]
         deadline = clock() + prepared.deadline_seconds if prepared.deadline_seconds else None
         try:
             outcome = prepared.allocator.allocate(node, to_allocate, deadline=deadline)
@@ -165,6 +189,8 @@ def _filter_node(
         assert isinstance(outcome, Allocated)
         if not unavailable:
             prepared.node_allocations[node.name] = outcome
+            if node_claim is not None and prepared.extended is not None:
+                prepared.extended.per_node[node.name] = node_claim
     if unavailable:
         prepared.unavailable.update(unavailable)
         return unresolvable(NOT_AVAILABLE)

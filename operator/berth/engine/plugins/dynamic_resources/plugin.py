@@ -4,7 +4,9 @@ Every extension point upstream implements, each in its own module: the pod's cla
 (`pod_claims`, PreEnqueue), PreFilter and Filter (`filtering`), Score (`scoring`),
 Reserve/Unreserve/PreBind (`binding`), PostFilter (below: free an allocated claim no
 other pod uses when no node could take it) and the events that may help (`queueing`).
-Extended resources backed by DRA (a DeviceClass's `extendedResourceName`) are not handled.
+Extended resources backed by DRA (DRAExtendedResource: a DeviceClass serving its
+`extendedResourceName`, or `deviceclass.resource.kubernetes.io/<class>`) get their devices
+through one more claim, the one kube-scheduler creates for the pod (`extended*`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from berth.engine.framework import names
 from berth.engine.framework.claim_port import (
     ClaimStatusWriter,
     Deallocation,
+    Deletion,
     UnservedClaimWriter,
     request_release,
 )
@@ -39,6 +42,8 @@ from berth.engine.plugins.dynamic_resources import binding, queueing
 from berth.engine.plugins.dynamic_resources.args import DynamicResourcesArgs
 from berth.engine.plugins.dynamic_resources.cache import DraCache
 from berth.engine.plugins.dynamic_resources.cycle import PodClaims
+from berth.engine.plugins.dynamic_resources.extended import written_extended_claim
+from berth.engine.plugins.dynamic_resources.extended_binding import release_extended_hold
 from berth.engine.plugins.dynamic_resources.filtering import (
     filter_nodes,
     prepare,
@@ -48,9 +53,10 @@ from berth.engine.plugins.dynamic_resources.pod_claims import ClaimsNotReady, po
 from berth.engine.plugins.dynamic_resources.scoring import score_nodes
 from berth.engine.scoring.normalize import normalize_to_max
 
-__all__ = ["DEALLOCATED", "DynamicResources", "new_plugin"]
+__all__ = ["DEALLOCATED", "DELETED", "DynamicResources", "new_plugin"]
 
 DEALLOCATED = "deallocation of ResourceClaim completed"
+DELETED = "deletion of ResourceClaim completed"
 
 
 def _compile(expression: str) -> CompiledSelector:
@@ -111,7 +117,7 @@ class DynamicResources:
         # Written before any check, as upstream does: PostFilter finds it whenever this
         # PreFilter ran, even when it rejected the pod.
         state.write(self.name, PodClaims(claims=[]))
-        if not pod.resource_claims:
+        if not pod.resource_claims and not pod.extended_resource_containers:
             return PreFilterResult(SKIP)
         prepared = prepare(
             pod,
@@ -148,12 +154,20 @@ class DynamicResources:
             # lookup fails, and its error ends the pod's message.
             return PostFilterResult(error("not found"))
         for index in prepared.unavailable:
+            if index == prepared.extended_index:
+                continue
             claim = prepared.claims[index]
             if not reserved_elsewhere(claim, pod):
                 # Freed devices may let this pod (or another) in on the next attempt. The
                 # write is awaited before the cycle ends; a failure replaces this status.
                 request_release(state, Deallocation(claim))
                 return PostFilterResult(Status(Code.UNSCHEDULABLE, (DEALLOCATED,)))
+        written = written_extended_claim(prepared)
+        if written is not None:
+            # Left by an earlier attempt: the next one builds the claim anew. Awaited like
+            # a deallocation; a failure replaces this status.
+            request_release(state, Deletion(written))
+            return PostFilterResult(Status(Code.UNSCHEDULABLE, (DELETED,)))
         return PostFilterResult(Status(Code.UNSCHEDULABLE))
 
     def score(self, state: CycleState, pod: Pod, slots: NodeSlots) -> Scores:
@@ -188,7 +202,7 @@ class DynamicResources:
         prepared = state.get(self.name, PodClaims)
         if prepared is None:
             return SUCCESS
-        return await binding.pre_bind(
+        status = await binding.pre_bind(
             prepared,
             pod,
             node_name,
@@ -198,6 +212,10 @@ class DynamicResources:
             profile=self._profile(),
             binding_timeout=self.args.binding_timeout,
         )
+        if status.is_success:
+            # The created claim now holds the devices Reserve held in flight.
+            release_extended_hold(prepared, state.cluster.dra)
+        return status
 
 
 def new_plugin(args: PluginArgs | None, handle: Handle | None = None) -> DynamicResources:

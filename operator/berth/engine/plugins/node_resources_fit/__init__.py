@@ -20,7 +20,10 @@ from berth.engine.plugins.node_resources_fit.plugin import NodeResourcesFit
 
 
 def new_plugin(args: PluginArgs | None, handle: Handle | None = None) -> NodeResourcesFit:
-    return NodeResourcesFit(parse_fit_args(args))
+    if handle is None:
+        return NodeResourcesFit(parse_fit_args(args))
+    # The services are attached when a scheduler starts serving the profile, after building.
+    return NodeResourcesFit(parse_fit_args(args), cluster=lambda: handle.services.cluster)
 
 
 __all__ = [

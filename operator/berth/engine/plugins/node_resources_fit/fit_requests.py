@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from berth.engine.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource
+from berth.engine.model.resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    is_extended_resource,
+    is_scalar_resource,
+)
 
 TOO_MANY_PODS = "Too many pods"
 _NATIVE_ORDER = (CPU, MEMORY, EPHEMERAL_STORAGE)
@@ -13,11 +19,6 @@ _NATIVE_ORDER = (CPU, MEMORY, EPHEMERAL_STORAGE)
 def insufficient(resource: str) -> str:
     """The reason for one resource the node lacks, e.g. ``Insufficient nvidia.com/gpu``."""
     return f"Insufficient {resource}"
-
-
-def is_extended_resource(name: str) -> bool:
-    """A resource outside the kubernetes.io namespace (only these can be ignored by args)."""
-    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
 
 
 def checked_requests(

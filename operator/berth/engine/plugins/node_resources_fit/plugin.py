@@ -1,7 +1,13 @@
-"""NodeResourcesFit: does the pod's request fit each node's free capacity, and how full would the node be."""
+"""NodeResourcesFit: does the pod's request fit each node's free capacity, and how full would the node be.
+
+An extended resource that a DeviceClass serves (DRAExtendedResource) is left to
+DynamicResources on the nodes whose allocatable does not list it: those nodes are never
+short of it here.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,6 +15,7 @@ from numpy.typing import NDArray
 
 from berth.engine.cluster import ClusterState, NodeSlots
 from berth.engine.cluster.state import FIXED_RESOURCES
+from berth.engine.dra.classes import DeviceClass
 from berth.engine.framework import names
 from berth.engine.framework.cycle_state import CycleState
 from berth.engine.framework.events import Action, ClusterEvent, ClusterEventWithHint, Resource
@@ -49,6 +56,8 @@ class FitRequest:
     columns: tuple[int | None, ...]
     amounts: tuple[int, ...]
     reasons: tuple[str, ...]  # TOO_MANY_PODS first, then one "Insufficient <name>" per column
+    # Per column: a DeviceClass serves it, so nodes without it in allocatable leave it to DRA.
+    delegable: tuple[bool, ...]
     # Per row of `ClusterState.free`: the node lacks room where free < threshold. The
     # "pods" row needs 1, unchecked rows never fail. None when a checked resource has
     # no column, so that every node is short of it.
@@ -56,6 +65,7 @@ class FitRequest:
 
 
 _NEVER_SHORT = np.iinfo(np.int64).min
+_NONE: frozenset[str] = frozenset()
 _MAX_CACHED_REQUESTS = 1024
 
 
@@ -69,14 +79,20 @@ class ScoreRequest:
 class NodeResourcesFit:
     name = names.NODE_RESOURCES_FIT
 
-    def __init__(self, args: NodeResourcesFitArgs) -> None:
+    def __init__(
+        self,
+        args: NodeResourcesFitArgs,
+        *,
+        cluster: Callable[[], ClusterState] | None = None,  # the live cluster (queueing hints)
+    ) -> None:
         self.args = args
+        self._cluster = cluster
         strategy = args.scoring_strategy
         self._resource_names = tuple(spec.name for spec in strategy.resources)
         self._weights = np.asarray([spec.weight for spec in strategy.resources], dtype=np.int64)
         self._pods_column = FIXED_RESOURCES.index(PODS)  # fixed columns lead every cluster table
         self._fit_requests: dict[
-            tuple[tuple[tuple[str, int], ...], tuple[str, ...]], FitRequest
+            tuple[tuple[tuple[str, int], ...], tuple[str, ...], frozenset[str]], FitRequest
         ] = {}
         self._shape = (
             BrokenLinearFunction.from_shape(strategy.shape)
@@ -88,15 +104,19 @@ class NodeResourcesFit:
 
     def fit_request(self, cluster: ClusterState, pod: Pod) -> FitRequest:
         # Pods of one workload ask for the same; the columns depend on the table's layout.
-        key = (tuple(pod.requests.items()), cluster.resource_layout)
+        classes = cluster.dra.classes_by_extended_resource()
+        served = frozenset(name for name in pod.requests if name in classes) if classes else _NONE
+        key = (tuple(pod.requests.items()), cluster.resource_layout, served)
         request = self._fit_requests.get(key)
         if request is None:
             if len(self._fit_requests) >= _MAX_CACHED_REQUESTS:
                 self._fit_requests.clear()
-            request = self._fit_requests[key] = self._new_fit_request(cluster, pod)
+            request = self._fit_requests[key] = self._new_fit_request(cluster, pod, served)
         return request
 
-    def _new_fit_request(self, cluster: ClusterState, pod: Pod) -> FitRequest:
+    def _new_fit_request(
+        self, cluster: ClusterState, pod: Pod, served: frozenset[str]
+    ) -> FitRequest:
         checked = checked_requests(
             pod.requests,
             ignored_resources=self.args.ignored_resources,
@@ -104,8 +124,10 @@ class NodeResourcesFit:
         )
         columns = tuple(cluster.resource_column(resource) for resource, _ in checked)
         amounts = tuple(amount for _, amount in checked)
+        delegable = tuple(resource in served for resource, _ in checked)
         thresholds: NDArray[np.int64] | None = None
-        if None not in columns:
+        # With a resource DRA may serve, whether a node is short of it depends on the node.
+        if None not in columns and not any(delegable):
             thresholds = np.full((cluster.resource_width, 1), _NEVER_SHORT, dtype=np.int64)
             thresholds[self._pods_column] = 1
             for column, amount in zip(columns, amounts, strict=True):
@@ -114,6 +136,7 @@ class NodeResourcesFit:
             columns=columns,
             amounts=amounts,
             reasons=(TOO_MANY_PODS, *(insufficient(resource) for resource, _ in checked)),
+            delegable=delegable,
             thresholds=thresholds,
         )
 
@@ -140,16 +163,22 @@ class NodeResourcesFit:
         shortages = [too_many]
         unresolvable = np.zeros(len(slots), dtype=bool)
         allocatable: NDArray[np.int64] | None = None
-        for column, amount in zip(request.columns, request.amounts, strict=True):
-            if column is None:  # no node offers it: short everywhere, beyond every node's total
-                short = np.ones(len(slots), dtype=bool)
-                unresolvable = short
+        for column, amount, delegable in zip(
+            request.columns, request.amounts, request.delegable, strict=True
+        ):
+            if column is None:
+                # No node offers it: short everywhere, beyond every node's total (unless DRA
+                # serves it, then on no node).
+                short = np.full(len(slots), not delegable, dtype=bool)
+                unresolvable = unresolvable | short
             else:
                 short = free[column] < amount
                 if short.any():
                     if allocatable is None:
                         allocatable = cluster.allocatable.take(slots, axis=1)
-                    unresolvable = unresolvable | (amount > allocatable[column])
+                    if delegable:
+                        short &= allocatable[column] > 0  # the others leave it to DRA
+                    unresolvable = unresolvable | (short & (amount > allocatable[column]))
             shortages.append(short)
         rejected = np.logical_or.reduce(shortages)
         if not rejected.any():
@@ -195,6 +224,10 @@ class NodeResourcesFit:
 
     # ------------------------------------------------------------------ queueing
 
+    def _served(self) -> Mapping[str, DeviceClass]:
+        """Extended resource name -> serving DeviceClass, in the live cluster."""
+        return {} if self._cluster is None else self._cluster().dra.classes_by_extended_resource()
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             ClusterEventWithHint(
@@ -202,7 +235,7 @@ class NodeResourcesFit:
             ),
             ClusterEventWithHint(
                 ClusterEvent(Resource.NODE, Action.ADD | Action.UPDATE_NODE_ALLOCATABLE),
-                hints.after_node_change,
+                lambda pod, old, new: hints.after_node_change(pod, old, new, served=self._served()),
             ),
             # InPlacePodVerticalScaling is GA: a shrinking bound pod may free room...
             ClusterEventWithHint(
@@ -213,5 +246,10 @@ class NodeResourcesFit:
             ClusterEventWithHint(
                 ClusterEvent(Resource.TARGET_POD, Action.UPDATE_POD_SCALE_DOWN),
                 hints.after_own_scale_down,
+            ),
+            # A class may come to serve an extended resource the pod asks for.
+            ClusterEventWithHint(
+                ClusterEvent(Resource.DEVICE_CLASS, Action.ADD | Action.UPDATE),
+                hints.after_device_class_change,
             ),
         ]
