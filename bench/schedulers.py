@@ -181,6 +181,10 @@ class Berth:
     def pid(self) -> int | None:
         return self._replica.process.pid if self._replica is not None else None
 
+    @property
+    def log_path(self) -> Path | None:
+        return self._replica.process.log_path if self._replica is not None else None
+
     def stop(self) -> None:
         if self._replica is not None:
             self._replica.stop()
