@@ -16,8 +16,9 @@ from bench.profile_stages import Rule
 __all__ = ["STARTUP_STAGES"]
 
 STARTUP_STAGES: tuple[tuple[str, Rule], ...] = (
-    # A fresh source snapshot has no byte-code yet; an installed package (the image) has.
-    ("byte-code compilation (fresh source tree only)", (("_compile_bytecode",),)),
+    # Modules whose byte-code was never stored (a fresh tree, PYTHONDONTWRITEBYTECODE) compile at
+    # every start; an installed package (the image) has it.
+    ("byte-code compilation (modules without stored byte-code)", (("_compile_bytecode",),)),
     (
         "imports: kubernetes and pykube (kopf probes for them when installed)",
         (("kopf/_cogs/helpers/thirdparty.py",),),
