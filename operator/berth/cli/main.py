@@ -36,11 +36,12 @@ def _program_name() -> str:
 
 
 def command_named(argv: Sequence[str]) -> str | None:
-    """The sub-command a command line names: its first word that is not an option.
+    """The sub-command a command line names when it starts with one; None otherwise.
 
-    The top-level options (`--version`, `--help`) take no value, so that word is the command.
+    A top-level option first (`--help`, `--version`) keeps the whole parser, so that
+    `berth --help run` still lists every command.
     """
-    return next((word for word in argv if not word.startswith("-")), None)
+    return argv[0] if argv and not argv[0].startswith("-") else None
 
 
 def get_parser(prog: str = "berth", command: str | None = None) -> argparse.ArgumentParser:

@@ -30,9 +30,12 @@ def test_the_run_command_line_imports_no_other_sub_command() -> None:
     assert not others & loaded
 
 
-def test_help_without_a_command_lists_every_sub_command(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("argv", [["--help"], ["--help", "run"]])
+def test_top_level_help_lists_every_sub_command(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit):
-        main(["--help"])
+        main(argv)
     listed = capsys.readouterr().out
     for name in (*SUBCOMMAND_MODULES, "version"):
         assert name in listed
@@ -47,8 +50,9 @@ def test_an_unknown_command_is_refused_among_all_choices(
     assert "invalid choice: 'schedule'" in capsys.readouterr().err
 
 
-def test_the_command_is_the_first_word_that_is_not_an_option() -> None:
+def test_the_command_is_the_first_word_unless_an_option_comes_first() -> None:
     assert command_named(["run", "--metrics-port", "9100"]) == "run"
+    assert command_named(["--help", "run"]) is None
     assert command_named(["--version"]) is None
     assert command_named([]) is None
     assert get_parser(command="version").parse_args(["version"]).command == "version"
