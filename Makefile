@@ -62,7 +62,7 @@ $(BENCH_STAMP): pyproject.toml $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	touch $(BENCH_STAMP)
 
-.PHONY: bench bench-quick bench-speed bench-backlog-smoke
+.PHONY: bench bench-quick bench-speed bench-backlog-smoke bench-first-decision
 bench-quick: venv controlplane $(BENCH_STAMP)
 	$(BIN)/python -m bench.run --suite quick --repeats 1
 
@@ -77,3 +77,7 @@ bench-speed: venv controlplane $(BENCH_STAMP)
 # The backlog drain at a tenth of its size: a few minutes, to check the workload runs.
 bench-backlog-smoke: venv controlplane $(BENCH_STAMP)
 	$(BIN)/python -m bench.run --suite backlog-smoke --repeats 1 --name backlog-smoke
+
+# Launch to first bind: one pod pending, 500 nodes (results in bench/results/first-decision.*).
+bench-first-decision: venv controlplane $(BENCH_STAMP)
+	$(BIN)/python -m bench.run --suite first-decision --repeats $(or $(BENCH_REPEATS),3) --name first-decision

@@ -25,12 +25,14 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 from bench.driver import run_trial
-from bench.profile_stages import stage_shares
-from bench.schedulers import Berth, make_scheduler, snapshot_berth_source
+from bench.profile_stages import STAGES, Rule, stage_shares
+from bench.schedulers import Berth, snapshot_berth_source
+from bench.startup_stages import STARTUP_STAGES
 from bench.workloads import WORKLOADS
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -79,11 +81,19 @@ def _read_probe(path: Path) -> dict[str, Any]:
         return {}
 
 
+# --stages: a pod's path in a running scheduler, or the start-up to the first decision.
+STAGE_SETS: dict[str, tuple[tuple[tuple[str, Rule], ...], bool]] = {
+    "pod": (STAGES, True),
+    "startup": (STARTUP_STAGES, False),
+}
+
+
 def stage_table(
-    raw: Path, *, cpu_seconds: float, pods: int, gc_seconds: float
+    raw: Path, *, cpu_seconds: float, pods: int, gc_seconds: float, stages: str = "pod"
 ) -> list[tuple[str, float, float]]:
     """(stage, share of active samples, ms of CPU per pod), the collector's time included."""
-    shares, _ = stage_shares(raw)
+    rules, by_task = STAGE_SETS[stages]
+    shares, _ = stage_shares(raw, rules, by_task=by_task)
     per_pod = cpu_seconds / pods * 1000
     rows = [(stage, share, share * per_pod) for stage, share in shares.items()]
     rows.append(
@@ -99,6 +109,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS / "profiles")
     parser.add_argument("--stem", help="file stem of the outputs (default: from the workload)")
     parser.add_argument("--rate", type=int, default=100)
+    parser.add_argument(
+        "--stages",
+        choices=sorted(STAGE_SETS),
+        default="pod",
+        help="stage table: a pod's path (default) or start-up (FirstDecision/500Nodes_1Pod)",
+    )
     parser.add_argument(
         "--berth-source",
         default="HEAD",
@@ -122,8 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     recorder: list[subprocess.Popen[bytes]] = []
     probe: dict[str, dict[str, Any]] = {}
 
+    launched: list[float] = []  # wall clock, to line the profile up with Berth's log
+
     def on_measured(phase: str, pid: int | None) -> None:
         probe[phase] = _read_probe(Berth.probe) if Berth.probe is not None else {}
+        launched.append(time.time())
         if phase == "start" and pid is not None:
             recorder.append(
                 subprocess.Popen(
@@ -139,9 +158,20 @@ def main(argv: list[str] | None = None) -> int:
             recorder[0].send_signal(signal.SIGINT)
             recorder[0].wait(timeout=60)
 
-    result = run_trial(
-        WORKLOADS[args.workload], make_scheduler("berth"), 0, on_measured=on_measured
-    )
+    scheduler = Berth()
+
+    def keep_log() -> None:
+        # The control plane's run directory (and the log in it) goes with the trial.
+        log = scheduler.log_path
+        if log is not None and log.exists():
+            shutil.copyfile(log, args.out / f"{stem}.berth.log")
+
+    def on_phase(phase: str, pid: int | None) -> None:
+        on_measured(phase, pid)
+        if phase == "end":
+            keep_log()
+
+    result = run_trial(WORKLOADS[args.workload], scheduler, 0, on_measured=on_phase)
     per_generation = [
         (end - start, count_end - count_start)
         for end, start, count_end, count_start in zip(
@@ -161,10 +191,19 @@ def main(argv: list[str] | None = None) -> int:
         ("gc s / 1000 pods", gc_seconds / max(result.measured_pods, 1) * 1000),
         ("gc (seconds, collections) per generation", per_generation),
         ("peak RSS MiB", (result.peak_rss_bytes or 0) / 2**20),
+        ("measured phase began (unix time)", launched[0] if launched else None),
+        (
+            "first bind (s after the measured phase began)",
+            (result.drain or {}).get("first_bind_seconds"),
+        ),
     ]
     if result.cpu_seconds is not None and result.measured_pods:
         report["stages_ms_per_pod"] = stage_table(
-            raw, cpu_seconds=result.cpu_seconds, pods=result.measured_pods, gc_seconds=gc_seconds
+            raw,
+            cpu_seconds=result.cpu_seconds,
+            pods=result.measured_pods,
+            gc_seconds=gc_seconds,
+            stages=args.stages,
         )
     (args.out / f"{stem}.top.json").write_text(json.dumps(report, indent=1))
     (args.out / f"{stem}.trial.json").write_text(json.dumps(result.to_dict(), indent=1))

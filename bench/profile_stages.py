@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["STAGES", "stage_of", "stage_shares"]
+__all__ = ["STAGES", "Rule", "stage_of", "stage_shares"]
 
 # (stage, alternatives): a sample belongs to the stage if, for one alternative, every marker
 # is a substring of some frame of its stack ("function (path:line)").
@@ -69,18 +69,24 @@ def _task_frames(frames: list[str]) -> list[str]:
     return frames
 
 
-def stage_of(frames: Iterable[str]) -> str:
-    stack = _task_frames(list(frames))
+def stage_of(
+    frames: Iterable[str], stages: tuple[tuple[str, Rule], ...] = STAGES, *, by_task: bool = True
+) -> str:
+    """The first of `stages` the sample's stack matches; `by_task` looks only at the frames
+    of the task the event loop runs (a pod's path), else at the whole stack (start-up)."""
+    stack = _task_frames(list(frames)) if by_task else list(frames)
     if not stack:
         return LOOP
-    for stage, alternatives in STAGES:
+    for stage, alternatives in stages:
         for markers in alternatives:
             if all(any(marker in frame for frame in stack) for marker in markers):
                 return stage
     return OTHER
 
 
-def stage_shares(raw: Path) -> tuple[dict[str, float], int]:
+def stage_shares(
+    raw: Path, stages: tuple[tuple[str, Rule], ...] = STAGES, *, by_task: bool = True
+) -> tuple[dict[str, float], int]:
     """Each stage's share of the active samples in a raw py-spy profile, and the sample count."""
     counts: Counter[str] = Counter()
     for line in raw.read_text().splitlines():
@@ -90,6 +96,6 @@ def stage_shares(raw: Path) -> tuple[dict[str, float], int]:
         frames = [f for f in stack.split(";") if not f.startswith(("process ", "thread "))]
         if any("sitecustomize.py" in frame for frame in frames):
             continue  # the probe's own thread (bench/probe/), not Berth
-        counts[stage_of(frames)] += int(count_text)
+        counts[stage_of(frames, stages, by_task=by_task)] += int(count_text)
     total = sum(counts.values())
     return {stage: n / total for stage, n in counts.most_common()} if total else {}, total

@@ -142,6 +142,13 @@ def snapshot_berth_source(destination: Path, revision: str = "HEAD") -> str:
     ).stdout
     destination.mkdir(parents=True, exist_ok=True)
     subprocess.run(["tar", "-x", "-C", str(destination)], input=archive, check=True)
+    # Byte-code once, as the image's build does: with PYTHONDONTWRITEBYTECODE set, every
+    # trial would otherwise compile Berth's modules again at its start.
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(destination / "operator")],
+        stdout=subprocess.DEVNULL,
+        check=True,
+    )
     return commit
 
 
@@ -180,6 +187,10 @@ class Berth:
     @property
     def pid(self) -> int | None:
         return self._replica.process.pid if self._replica is not None else None
+
+    @property
+    def log_path(self) -> Path | None:
+        return self._replica.process.log_path if self._replica is not None else None
 
     def stop(self) -> None:
         if self._replica is not None:

@@ -299,6 +299,15 @@ WORKLOADS: dict[str, Workload] = {
             upstream="none upstream: the backlog drain at a tenth of its size (smoke check)",
             backlog=True,
         ),
+        # Start-up to the first decision (issue 13: short workloads show start-up costs).
+        Workload(
+            "FirstDecision/500Nodes_1Pod",
+            nodes=500,
+            init_pods=0,
+            measured_pods=1,
+            upstream="none upstream: one pod pending before the scheduler starts, 500 nodes",
+            backlog=True,
+        ),
         # The 10,000-node points and peak memory at 10,000 pods (issue 13).
         Workload(
             "SchedulingBasic/10000Nodes_5000Pods",
@@ -343,6 +352,7 @@ SUITES: dict[str, tuple[str, ...]] = {
     "full": _PROTOCOL,
     "backlog": ("BacklogDrain/5000Nodes_10000Pods",),
     "backlog-smoke": ("BacklogDrain/500Nodes_1000Pods",),
+    "first-decision": ("FirstDecision/500Nodes_1Pod",),
     "scale": (
         "SchedulingBasic/10000Nodes_5000Pods",
         "TopologySpreading/10000Nodes_2000Pods",

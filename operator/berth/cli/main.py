@@ -14,17 +14,18 @@ from pathlib import Path
 
 import berth
 
-# Sub-command modules, imported only when the parser is built, each exposing
-# `register(subparsers)`. Listing them here keeps start-up of one command from
-# paying for the imports of another.
-SUBCOMMAND_MODULES: tuple[str, ...] = (
-    "berth.cli.simulate",
-    "berth.cli.capacity",
-    "berth.cli.explain",
-    "berth.cli.run",
-    "berth.cli.demo",
-    "berth.controlplane.cli",
-)
+# Each sub-command's module, exposing `register(subparsers)`, by the command's name. A
+# command line naming one of them builds the parser with that module alone: `berth run`
+# then never imports the offline commands (simulate's reports, the control-plane tools),
+# a fifth of a scheduler's start-up. Help and unknown commands import them all.
+SUBCOMMAND_MODULES: dict[str, str] = {
+    "simulate": "berth.cli.simulate",
+    "capacity": "berth.cli.capacity",
+    "explain": "berth.cli.explain",
+    "run": "berth.cli.run",
+    "demo": "berth.cli.demo",
+    "controlplane": "berth.controlplane.cli",
+}
 
 
 KUBECTL_PLUGIN = "kubectl-berth"
@@ -34,7 +35,22 @@ def _program_name() -> str:
     return "kubectl berth" if Path(sys.argv[0]).name == KUBECTL_PLUGIN else "berth"
 
 
-def get_parser(prog: str = "berth") -> argparse.ArgumentParser:
+def command_named(argv: Sequence[str]) -> str | None:
+    """The sub-command a command line names when it starts with one; None otherwise.
+
+    A top-level option first (`--help`, `--version`) keeps the whole parser, so that
+    `berth --help run` still lists every command.
+    """
+    return argv[0] if argv and not argv[0].startswith("-") else None
+
+
+def get_parser(prog: str = "berth", command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with `command` a known sub-command, only that sub-command is registered."""
+    module_names = (
+        [SUBCOMMAND_MODULES[command]]
+        if command in SUBCOMMAND_MODULES
+        else list(SUBCOMMAND_MODULES.values())
+    )
     parser = argparse.ArgumentParser(
         prog=prog,
         description="A Kubernetes pod scheduler that places pods exactly like kube-scheduler.",
@@ -43,7 +59,7 @@ def get_parser(prog: str = "berth") -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     version = subparsers.add_parser("version", help="print the version and exit")
     version.set_defaults(handler=lambda _args: print(f"berth {berth.__version__}") or 0)
-    for module_name in SUBCOMMAND_MODULES:
+    for module_name in module_names:
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as error:
@@ -56,8 +72,9 @@ def get_parser(prog: str = "berth") -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = get_parser(_program_name())
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    parser = get_parser(_program_name(), command_named(words))
+    args = parser.parse_args(words)
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()

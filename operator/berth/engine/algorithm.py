@@ -352,7 +352,9 @@ def narrowed_candidates(
 def record_failed_plugins(diagnosis: FilterDiagnosis) -> None:
     """Each plugin that failed a node joins the diagnosis's unschedulable (or pending) plugins."""
     for batch in diagnosis.failures:
-        for code in np.unique(batch.codes).tolist():
+        # The codes present, ascending: a count per code (a handful of small non-negative
+        # values) rather than np.unique's sort, which also imports numpy.ma on first use.
+        for code in np.flatnonzero(np.bincount(batch.codes)).tolist():
             diagnosis.record_plugin(Status(Code(code), (), batch.plugin))
 
 

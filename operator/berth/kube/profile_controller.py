@@ -8,6 +8,7 @@ schedulerName.
 
 from __future__ import annotations
 
+import copy
 import datetime
 import logging
 from collections.abc import Mapping
@@ -38,6 +39,12 @@ class Verdict:
     serving_generation: int | None
 
 
+def _serving_verdict(loaded: LoadedProfile, generation: int) -> Verdict:
+    return Verdict(
+        True, "Valid", f"serving schedulerName {loaded.scheduler_name}", generation, generation
+    )
+
+
 class ProfileController:
     def __init__(
         self,
@@ -51,8 +58,9 @@ class ProfileController:
         self._session = session
         self._registry = registry  # in-tree plugins and installed plugin packages
         self._extenders = extenders  # berth run --config's, called for every profile first
-        # resource name -> what it serves (the last good version)
+        # resource name -> what it serves (the last good version), and that version's spec
         self._serving: dict[str, LoadedProfile] = {}
+        self._serving_specs: dict[str, Any] = {}
 
     def configz(self) -> dict[str, Any]:
         return {
@@ -97,10 +105,19 @@ class ProfileController:
         generation = generation if isinstance(generation, int) else 0
         previous = self._serving.get(name)
         serving = previous.generation if previous else None
+        spec = document.get("spec")
+        if previous is not None and serving == generation and self._serving_specs[name] == spec:
+            # A re-delivery of what already serves (Berth's own status write, kopf's
+            # bookkeeping, a re-list): building it again would change nothing but cost a
+            # whole framework build, three times over at every start-up.
+            return _serving_verdict(previous, generation)
         try:
             loaded = load_profile(document, registry=self._registry, extenders=self._extenders)
             self._check_tls(loaded)
-            return self._swap_in(name, generation, loaded)
+            verdict = self._swap_in(name, generation, loaded)
+            if verdict.accepted:
+                self._serving_specs[name] = copy.deepcopy(spec)
+            return verdict
         except InvalidObjectError as error:
             logger.warning("%s (the last good version keeps serving)", error)
             return Verdict(False, "Invalid", f"{error.field}: {error.problem}", generation, serving)
@@ -130,11 +147,10 @@ class ProfileController:
             loaded.scheduler_name,
             generation,
         )
-        return Verdict(
-            True, "Valid", f"serving schedulerName {loaded.scheduler_name}", generation, generation
-        )
+        return _serving_verdict(loaded, generation)
 
     def delete(self, name: str) -> None:
+        self._serving_specs.pop(name, None)
         loaded = self._serving.pop(name, None)
         if loaded is not None:
             self._scheduler.remove_profile(loaded.scheduler_name)

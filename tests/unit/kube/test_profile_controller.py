@@ -149,3 +149,32 @@ def test_a_profile_whose_extender_tls_material_cannot_load_is_invalid() -> None:
     assert not verdict.accepted
     assert verdict.message.startswith("spec.extenders[0].tlsConfig.caData: cannot load")
     assert scheduler.profiles.get("berth") is None
+
+
+def test_a_redelivered_profile_is_not_built_again() -> None:
+    controller, scheduler = _controller()
+    first = controller.apply(_profile("p", "berth"))
+    serving = scheduler.profiles.get("berth")
+    again = _profile("p", "berth")
+    again["status"] = {"observedGeneration": 1}  # e.g. the event of Berth's own status write
+    assert controller.apply(again) == first
+    assert scheduler.profiles.get("berth") is serving
+
+
+def test_a_changed_spec_is_built_even_at_the_same_generation() -> None:
+    controller, scheduler = _controller()
+    controller.apply(_profile("p", "berth"))
+    serving = scheduler.profiles.get("berth")
+    verdict = controller.apply(_profile("p", "berth", percentageOfNodesToScore=50))
+    assert verdict.accepted
+    assert scheduler.profiles.get("berth") is not serving
+    assert scheduler.profiles.get("berth").percentage_of_nodes_to_score == 50
+
+
+def test_a_profile_deleted_and_created_again_is_built_again() -> None:
+    controller, scheduler = _controller()
+    controller.apply(_profile("p", "berth"))
+    serving = scheduler.profiles.get("berth")
+    controller.delete("p")
+    controller.apply(_profile("p", "berth"))
+    assert scheduler.profiles.get("berth") is not serving
