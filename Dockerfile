@@ -14,7 +14,7 @@ WORKDIR /src
 COPY pyproject.toml README* ./
 COPY operator ./operator
 # pip compiles byte-code here, on purpose: the root filesystem is read-only at run time, and
-# compiling kopf, aiohttp and numpy on every start costs about 2 s of start-up.
+# compiling kopf, kubernetes and numpy on every start costs about 2 s of start-up.
 RUN /opt/berth/bin/pip install .
 
 FROM ${PYTHON_IMAGE}
