@@ -9,8 +9,8 @@ from informers. Berth keeps them here, fed by the watches or the simulator's inp
   replaces the assumption;
 - the slices, patched with the taint rules, are indexed for the allocator (`slice_index`),
   rebuilt only when a slice or rule changed (`slice_generation`);
-- `allocated_state` is what every allocated or assumed claim holds, rebuilt only when a
-  claim changed (`claim_generation`);
+- `allocated_state` is what every allocated or assumed claim holds, kept claim by claim and
+  copied out again only when a claim changed (`claim_generation`);
 - `on_claim_assumption`, when set, hears what upstream's assume cache reports as claim
   updates: assuming a version newer than the API's (what a status write returned) and
   restoring one. An allocation assumed at Reserve (on the API's own version) is in flight
@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from berth.engine.cluster.storage import StorageStore
 from berth.engine.cluster.storage_assume import AssumeStore
-from berth.engine.dra.allocated_state import AllocatedState
+from berth.engine.dra.allocated_state import AllocatedState, AllocationTally
 from berth.engine.dra.claims import ResourceClaim
 from berth.engine.dra.classes import DeviceClass
 from berth.engine.dra.pools import SliceIndex
@@ -50,6 +50,7 @@ class DraObjects:
         self._class_map: dict[str, DeviceClass] | None = None
         self._slice_index: tuple[int, SliceIndex] | None = None
         self._allocated: tuple[int, AllocatedState] | None = None
+        self._tally = AllocationTally()
         # (as readers saw it, as they see it now); the live scheduler turns it into an event.
         self.on_claim_assumption: Callable[[ResourceClaim, ResourceClaim], None] | None = None
 
@@ -92,14 +93,11 @@ class DraObjects:
     def allocated_state(self) -> AllocatedState:
         """Devices (and shared capacity) taken by every allocated claim, assumed ones included.
 
-        Rebuilt only after a claim change.
+        Copied from the running tally only after a claim change.
         """
         cached = self._allocated
         if cached is None or cached[0] != self.claim_generation:
-            state = AllocatedState.of(
-                claim.allocation for claim in self.claims.values() if claim.allocation is not None
-            )
-            cached = (self.claim_generation, state)
+            cached = (self.claim_generation, self._tally.state())
             self._allocated = cached
         return cached[1]
 
@@ -114,7 +112,7 @@ class DraObjects:
         seen = self.claims.get(claim.key)
         api = self.claims.get_api(claim.key)
         self.claims.assume(claim)
-        self._claims_changed()
+        self._claims_changed(claim.key)
         self._report(seen, claim, assumed=claim, api=api)
 
     def restore_claim(self, namespace: str, name: str) -> None:
@@ -123,7 +121,7 @@ class DraObjects:
         if self.claims.is_assumed(key):
             assumed = self.claims.get(key)
             self.claims.restore(key)
-            self._claims_changed()
+            self._claims_changed(key)
             api = self.claims.get_api(key)
             self._report(assumed, api, assumed=assumed, api=api)
 
@@ -140,7 +138,7 @@ class DraObjects:
         """Add or replace any DRA object (the API's version); returns the previous API version."""
         if isinstance(obj, ResourceClaim):
             previous_claim = self.claims.upsert(obj)
-            self._claims_changed()
+            self._claims_changed(obj.key)
             return previous_claim
         if isinstance(obj, DeviceClass):
             self._class_map = None
@@ -160,7 +158,7 @@ class DraObjects:
         if kind == "ResourceClaim":
             removed = self.claims.remove(key)
             if removed is not None:
-                self._claims_changed()
+                self._claims_changed(key)
             return removed
         if kind == "DeviceClass":
             removed = self.classes.remove(key)
@@ -207,7 +205,9 @@ class DraObjects:
         ):
             self.on_claim_assumption(old, new)
 
-    def _claims_changed(self) -> None:
+    def _claims_changed(self, key: str) -> None:
+        seen = self.claims.get(key)
+        self._tally.set(key, None if seen is None else seen.allocation)
         self.claim_generation += 1
         self.generation += 1
 
