@@ -9,6 +9,7 @@ The DRA scenario gives every node a ResourceSlice of 8 GPUs (scheduler_perf's DR
 device template) and every pod one ResourceClaim for one GPU of a class selected by
 real CEL; its decision also runs Reserve (DynamicResources assumes the allocation
 there) and settles the claim as PreBind would write it, so the next pod sees it.
+The cyclic collector runs with `berth run`'s thresholds (`wiring.GC_THRESHOLDS`).
 Prints median and p99 of the decision's CPU time (thread time, so that other
 processes on a shared machine do not inflate it) per scenario. A measurement,
 not a test: nothing asserts.
@@ -17,6 +18,7 @@ not a test: nothing asserts.
 from __future__ import annotations
 
 import argparse
+import gc
 import random
 import statistics
 import sys
@@ -33,6 +35,7 @@ from berth.engine.dra.claims import ResourceClaim
 from berth.engine.dra.classes import DeviceClass
 from berth.engine.framework.runtime import Framework, build_framework
 from berth.engine.model.pod import Pod
+from berth.kube.wiring import GC_THRESHOLDS
 from berth.profiles import default_profile_config
 from berth.scheduling.simulated_claims import settle_assumed_allocations
 from tests.builders import PodBuilder, make_node, make_pod
@@ -164,6 +167,7 @@ def main() -> None:
     parser.add_argument("--decisions", type=int, default=500)
     parser.add_argument("--only", default="", help="run the scenarios whose name contains this")
     args = parser.parse_args()
+    gc.set_threshold(*GC_THRESHOLDS)  # as the scheduler runs
     nodes, placed, decisions = args.nodes, args.placed, args.decisions
     scenarios: list[tuple[str, int, Callable[[str], PodBuilder], bool]] = [
         ("SchedulingBasic", placed, basic_pod, False),

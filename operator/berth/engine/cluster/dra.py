@@ -9,8 +9,8 @@ from informers. Berth keeps them here, fed by the watches or the simulator's inp
   replaces the assumption;
 - the slices, patched with the taint rules, are indexed for the allocator (`slice_index`),
   rebuilt only when a slice or rule changed (`slice_generation`);
-- `allocated_state` is what every allocated or assumed claim holds, rebuilt only when a
-  claim changed (`claim_generation`);
+- `allocated_state` is what every allocated or assumed claim holds, kept claim by claim and
+  copied out again only when a claim changed (`claim_generation`);
 - a claim made only in memory (the one for a pod's extended resources backed by DRA,
   which PreBind creates) cannot be assumed: its allocation is held in flight from Reserve
   (`hold_in_flight`) until PreBind succeeded or Unreserve ran, and counts as taken;
@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from berth.engine.cluster.storage import StorageStore
 from berth.engine.cluster.storage_assume import AssumeStore
-from berth.engine.dra.allocated_state import AllocatedState
+from berth.engine.dra.allocated_state import AllocatedState, AllocationTally
 from berth.engine.dra.claims import ResourceClaim
 from berth.engine.dra.classes import DeviceClass
 from berth.engine.dra.extended_resources import classes_by_extended_resource
@@ -57,6 +57,7 @@ class DraObjects:
         self._in_flight: dict[str, ResourceClaim] = {}
         self._slice_index: tuple[int, SliceIndex] | None = None
         self._allocated: tuple[int, AllocatedState] | None = None
+        self._tally = AllocationTally()
         # (as readers saw it, as they see it now); the live scheduler turns it into an event.
         self.on_claim_assumption: Callable[[ResourceClaim, ResourceClaim], None] | None = None
 
@@ -105,15 +106,11 @@ class DraObjects:
     def allocated_state(self) -> AllocatedState:
         """Devices (and shared capacity) taken by every allocated claim, assumed ones included.
 
-        Rebuilt only after a claim change.
+        Copied from the running tally only after a claim change.
         """
         cached = self._allocated
         if cached is None or cached[0] != self.claim_generation:
-            held = (*self.claims.values(), *self._in_flight.values())
-            state = AllocatedState.of(
-                claim.allocation for claim in held if claim.allocation is not None
-            )
-            cached = (self.claim_generation, state)
+            cached = (self.claim_generation, self._tally.state())
             self._allocated = cached
         return cached[1]
 
@@ -128,7 +125,7 @@ class DraObjects:
         seen = self.claims.get(claim.key)
         api = self.claims.get_api(claim.key)
         self.claims.assume(claim)
-        self._claims_changed()
+        self._claims_changed(claim.key)
         self._report(seen, claim, assumed=claim, api=api)
 
     def restore_claim(self, namespace: str, name: str) -> None:
@@ -137,20 +134,20 @@ class DraObjects:
         if self.claims.is_assumed(key):
             assumed = self.claims.get(key)
             self.claims.restore(key)
-            self._claims_changed()
+            self._claims_changed(key)
             api = self.claims.get_api(key)
             self._report(assumed, api, assumed=assumed, api=api)
 
     def hold_in_flight(self, claim: ResourceClaim) -> None:
         """Count the devices of an allocated claim that exists only in memory (by its UID)."""
         self._in_flight[claim.uid] = claim
-        self._claims_changed()
+        self._in_flight_changed(claim.uid)
 
     def release_in_flight(self, uid: str) -> bool:
         """Stop counting an in-memory claim's devices; whether one was held."""
         if self._in_flight.pop(uid, None) is None:
             return False
-        self._claims_changed()
+        self._in_flight_changed(uid)
         return True
 
     def in_flight_claims(self) -> list[ResourceClaim]:
@@ -170,7 +167,7 @@ class DraObjects:
         """Add or replace any DRA object (the API's version); returns the previous API version."""
         if isinstance(obj, ResourceClaim):
             previous_claim = self.claims.upsert(obj)
-            self._claims_changed()
+            self._claims_changed(obj.key)
             return previous_claim
         if isinstance(obj, DeviceClass):
             self._class_map = self._extended_map = None
@@ -190,7 +187,7 @@ class DraObjects:
         if kind == "ResourceClaim":
             removed = self.claims.remove(key)
             if removed is not None:
-                self._claims_changed()
+                self._claims_changed(key)
             return removed
         if kind == "DeviceClass":
             removed = self.classes.remove(key)
@@ -237,7 +234,15 @@ class DraObjects:
         ):
             self.on_claim_assumption(old, new)
 
-    def _claims_changed(self) -> None:
+    def _claims_changed(self, key: str) -> None:
+        self._tally_claim(key, self.claims.get(key))
+
+    def _in_flight_changed(self, uid: str) -> None:
+        # Tallied under a key no namespace/name key can be.
+        self._tally_claim(f"in flight {uid}", self._in_flight.get(uid))
+
+    def _tally_claim(self, key: str, held: ResourceClaim | None) -> None:
+        self._tally.set(key, None if held is None else held.allocation)
         self.claim_generation += 1
         self.generation += 1
 
