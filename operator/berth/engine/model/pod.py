@@ -31,6 +31,7 @@ from berth.engine.model.parsing import (
     as_string_map,
     brief,
     display_name,
+    is_version_of,
 )
 from berth.engine.model.pod_resource_claims import (
     PodResourceClaim,
@@ -207,8 +208,9 @@ class Pod:
     container_resource_names: frozenset[str] = frozenset()
     # Features a node must declare (status.declaredFeatures) to run this pod.
     required_node_features: frozenset[str] = frozenset()
-    # The object as read, kept only for a pod not yet assigned: scheduler extenders are
-    # sent the pending pod whole (assigned pods, the many, keep no copy).
+    # The object as read, kept only for a pod not yet assigned, and by `berth run` only when
+    # an extender is interested in it (berth.scheduling.source_retention): extenders are
+    # sent the pending pod whole; assigned pods, the many, keep no copy.
     source: RawObject | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -247,9 +249,23 @@ class Pod:
     def controller(self) -> OwnerReference | None:
         return next((ref for ref in self.owner_references if ref.controller), None)
 
+    def remember_source(self, raw: RawObject) -> bool:
+        """Keep `raw` as this pod's source if it is this very version; whether it was kept.
+
+        Sets the source of a pod just parsed without it, or of one whose object was read
+        again from the API server for an extender (so the next call need not read it).
+        """
+        if not is_version_of(raw, self.resource_version):
+            return False
+        _SET_SOURCE(self, raw)  # compare=False: value semantics unchanged
+        return True
+
     @classmethod
-    def from_dict(cls, raw: RawObject) -> Pod:
-        """Parse a v1 Pod; raises `InvalidObjectError` naming the pod and the field."""
+    def from_dict(cls, raw: RawObject, *, keep_source: bool = True) -> Pod:
+        """Parse a v1 Pod; raises `InvalidObjectError` naming the pod and the field.
+
+        A pod not yet assigned keeps the object as read unless `keep_source=False`.
+        """
         metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
         if isinstance(metadata, Mapping):
             display = f"{display_name(metadata.get('namespace'), 'default')}/{display_name(metadata.get('name'))}"
@@ -261,7 +277,7 @@ class Pod:
             raise InvalidObjectError(
                 kind="Pod", name=display, field=error.field, problem=error.problem
             ) from None
-        if not pod.node_name:
+        if keep_source and not pod.node_name:
             _SET_SOURCE(pod, raw)
         return pod
 
