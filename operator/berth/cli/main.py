@@ -29,6 +29,17 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
 
 KUBECTL_PLUGIN = "kubectl-berth"
 
+# Imported, kopf imports these client libraries when they are installed (kopf[full-auth]) to
+# offer logins through them. Berth logs in itself (berth.kube.handlers.login) and uses none of
+# them; loaded, they cost every `berth` process about 20 MiB.
+UNUSED_KUBE_CLIENTS = ("kubernetes", "kubernetes_asyncio", "pykube")
+
+
+def _skip_unused_kube_clients() -> None:
+    for name in UNUSED_KUBE_CLIENTS:
+        if name not in sys.modules:
+            sys.modules[name] = None  # type: ignore[assignment]  # import then raises ImportError
+
 
 def _program_name() -> str:
     return "kubectl berth" if Path(sys.argv[0]).name == KUBECTL_PLUGIN else "berth"
@@ -56,6 +67,7 @@ def get_parser(prog: str = "berth") -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _skip_unused_kube_clients()  # before any sub-command module imports kopf
     parser = get_parser(_program_name())
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)

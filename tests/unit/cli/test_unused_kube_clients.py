@@ -1,0 +1,32 @@
+"""`berth` never loads the Kubernetes client libraries kopf would import for its own logins.
+
+kopf, when imported, imports `kubernetes` and `pykube` if they are installed, to offer
+logins through them; Berth logs in itself, and the two cost every process about 20 MiB.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+
+def test_berth_run_loads_kopf_without_the_unused_client_libraries() -> None:
+    code = textwrap.dedent(
+        """
+        import sys
+        from berth.cli.main import main
+
+        try:
+            main(["run", "--help"])
+        except SystemExit:
+            pass
+        assert "kopf" in sys.modules
+        loaded = [name for name in ("kubernetes", "pykube") if sys.modules.get(name) is not None]
+        print("loaded:" + ",".join(loaded))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip().splitlines()[-1] == "loaded:"
