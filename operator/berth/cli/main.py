@@ -14,17 +14,18 @@ from pathlib import Path
 
 import berth
 
-# Sub-command modules, imported only when the parser is built, each exposing
-# `register(subparsers)`. Listing them here keeps start-up of one command from
-# paying for the imports of another.
-SUBCOMMAND_MODULES: tuple[str, ...] = (
-    "berth.cli.simulate",
-    "berth.cli.capacity",
-    "berth.cli.explain",
-    "berth.cli.run",
-    "berth.cli.demo",
-    "berth.controlplane.cli",
-)
+# Sub-command modules by command, imported only when the parser is built, each exposing
+# `register(subparsers)`. Listing them here keeps start-up of one command from paying for
+# the imports of another: a command named first on the line imports its module alone
+# (`berth run` is a long-lived process that would keep the others' memory for good).
+SUBCOMMAND_MODULES: dict[str, str] = {
+    "simulate": "berth.cli.simulate",
+    "capacity": "berth.cli.capacity",
+    "explain": "berth.cli.explain",
+    "run": "berth.cli.run",
+    "demo": "berth.cli.demo",
+    "controlplane": "berth.controlplane.cli",
+}
 
 
 KUBECTL_PLUGIN = "kubectl-berth"
@@ -45,7 +46,8 @@ def _program_name() -> str:
     return "kubectl berth" if Path(sys.argv[0]).name == KUBECTL_PLUGIN else "berth"
 
 
-def get_parser(prog: str = "berth") -> argparse.ArgumentParser:
+def get_parser(prog: str = "berth", *, command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with `command` (one of SUBCOMMAND_MODULES), only that sub-command's."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description="A Kubernetes pod scheduler that places pods exactly like kube-scheduler.",
@@ -54,7 +56,8 @@ def get_parser(prog: str = "berth") -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     version = subparsers.add_parser("version", help="print the version and exit")
     version.set_defaults(handler=lambda _args: print(f"berth {berth.__version__}") or 0)
-    for module_name in SUBCOMMAND_MODULES:
+    wanted = [SUBCOMMAND_MODULES[command]] if command else list(SUBCOMMAND_MODULES.values())
+    for module_name in wanted:
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as error:
@@ -68,8 +71,10 @@ def get_parser(prog: str = "berth") -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _skip_unused_kube_clients()  # before any sub-command module imports kopf
-    parser = get_parser(_program_name())
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = words[0] if words and words[0] in SUBCOMMAND_MODULES else None
+    parser = get_parser(_program_name(), command=command)
+    args = parser.parse_args(words)
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()

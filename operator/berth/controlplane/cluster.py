@@ -26,7 +26,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
 from berth.controlplane.binaries import ControlPlaneBinaries, find_binaries
 from berth.controlplane.client import KubeClient
@@ -34,6 +34,7 @@ from berth.controlplane.commands import apiserver_argv, etcd_argv, scheduler_con
 from berth.controlplane.controller_manager import controller_manager_argv
 from berth.controlplane.health import etcd_healthy, get_ok, start_until_healthy
 from berth.controlplane.kubeconfig import KubeconfigCredentials, write_kubeconfig
+from berth.controlplane.pki import CertificateAuthority, write_service_account_keys
 from berth.controlplane.processes import (
     ManagedProcess,
     free_loopback_port,
@@ -46,9 +47,6 @@ from berth.controlplane.run_dirs import (
     remove_abandoned_run_dirs,
 )
 from berth.kube.api import error_from_response
-
-if TYPE_CHECKING:
-    from berth.controlplane.pki import CertificateAuthority
 
 __all__ = ["DEFAULT_DISABLED_ADMISSION_PLUGINS", "LocalControlPlane"]
 
@@ -445,10 +443,6 @@ class LocalControlPlane:
         self._run_dir = run_dir
 
     def _write_pki(self) -> None:
-        # Imported here: `cryptography` costs every `berth` process (`berth run` too, whose
-        # parser lists this command) about 10 MiB, and only starting a control plane needs it.
-        from berth.controlplane.pki import CertificateAuthority, write_service_account_keys
-
         pki = self.run_dir / "pki"
         ca = CertificateAuthority(pki)
         self._ca = ca
