@@ -10,6 +10,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+
+DEFAULT_PROFILE = Path(__file__).resolve().parents[3] / "manifests" / "default-profile.yaml"
 
 
 def test_berth_run_loads_kopf_without_unused_libraries() -> None:
@@ -29,6 +32,36 @@ def test_berth_run_loads_kopf_without_unused_libraries() -> None:
         """
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+        [sys.executable, "-c", code, str(DEFAULT_PROFILE)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert done.stdout.strip().splitlines()[-1] == "loaded:"
+
+
+def test_the_default_profile_loads_cel_only_when_a_pod_has_claims() -> None:
+    # CEL's runtime (C++ with protobuf) is about 24 MiB resident; most clusters never use DRA.
+    code = textwrap.dedent(
+        """
+        import sys
+        from pathlib import Path
+
+        import yaml
+
+        from berth.profiles import load_profile
+
+        document = yaml.safe_load(Path(sys.argv[1]).read_text())
+        load_profile(document)
+        print("loaded:" + ("cel_expr_python" if "cel_expr_python" in sys.modules else ""))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(DEFAULT_PROFILE)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
     )
     assert done.stdout.strip().splitlines()[-1] == "loaded:"

@@ -13,8 +13,7 @@ import time
 from collections.abc import Callable
 
 from berth.engine.cluster import ClusterState, NodeSlots
-from berth.engine.dra.cel import CelError, compile_selector
-from berth.engine.dra.selection import CompiledSelector, SelectorCache
+from berth.engine.dra.selection import SelectorCache
 from berth.engine.framework import names
 from berth.engine.framework.claim_port import ClaimStatusWriter, UnservedClaimWriter
 from berth.engine.framework.cycle_state import CycleState
@@ -48,10 +47,6 @@ __all__ = ["DEALLOCATED", "DynamicResources", "new_plugin"]
 DEALLOCATED = "deallocation of ResourceClaim completed"
 
 
-def _compile(expression: str) -> CompiledSelector:
-    return compile_selector(expression)
-
-
 class _Inert:
     """The event recorder of a plugin built without a handle."""
 
@@ -77,7 +72,16 @@ class DynamicResources:
         self._events = events
         self._clock = clock
         # Compiled selectors outlive the cycle, as upstream's CEL cache does.
-        self._selectors = SelectorCache(_compile, errors=(CelError,))
+        self._selectors: SelectorCache | None = None
+
+    def _selector_cache(self) -> SelectorCache:
+        # CEL's runtime (C++ with protobuf, ~24 MiB resident) loads with the first pod that
+        # has claims, not with every profile: most clusters never use DRA.
+        if self._selectors is None:
+            from berth.engine.dra.cel import CelError, compile_selector
+
+            self._selectors = SelectorCache(compile_selector, errors=(CelError,))
+        return self._selectors
 
     def _live(self) -> DraCache:
         return self._cluster().dra
@@ -107,7 +111,7 @@ class DynamicResources:
         prepared = prepare(
             pod,
             state.cluster.dra,
-            selectors=self._selectors,
+            selectors=self._selector_cache(),
             filter_timeout=self.args.filter_timeout,
             clock=self._clock,
         )
