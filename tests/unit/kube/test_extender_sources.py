@@ -18,14 +18,12 @@ from berth.engine.extended_decision import ExtenderFailed
 from berth.engine.extenders import ExtenderConfig, FilterResult, ManagedResource
 from berth.engine.model.node import Node
 from berth.engine.model.pod import Pod
-from berth.kube.app import BerthApp, Settings
-from berth.kube.binder import ApiBinder
+from berth.kube.app import BerthApp
 from berth.kube.extender_calls import HttpExtenders
-from berth.kube.reporting import ApiReporter
 from tests.builders import make_node, make_pod, set_path
 from tests.extender_server import ExtenderScript, ExtenderServer
 from tests.unit.engine.fakes import framework_with
-from tests.unit.kube.fakes import FakeClock, FakeSession
+from tests.unit.kube.fakes import make_app
 
 GPU = "example.com/gpu"
 WHOLE_NODES = ExtenderConfig(url_prefix="http://x", filter_verb="filter")
@@ -54,13 +52,7 @@ def _raw_pod(name: str = "p", *, gpu: bool = False, version: str = "7") -> dict[
 
 @pytest.fixture
 def app() -> BerthApp:
-    session = FakeSession()
-    return BerthApp(
-        settings=Settings(),
-        session=session,  # type: ignore[arg-type]
-        binder=ApiBinder(session),  # type: ignore[arg-type]
-        reporter=ApiReporter(session, clock=FakeClock(), instance="me"),  # type: ignore[arg-type]
-    )
+    return make_app()
 
 
 def _held(app: BerthApp) -> tuple[Node, Pod, Pod]:
