@@ -41,6 +41,7 @@ from berth.engine.model.pod_resource_claims import (
 from berth.engine.model.pod_volumes import PodVolume, parse_pod_volumes
 from berth.engine.model.requests import ContainerRequests, compute_pod_requests
 from berth.engine.model.resources import parse_resource_list
+from berth.engine.model.shared_sets import shared_set
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
@@ -663,10 +664,14 @@ def _parse_pod(raw: RawObject) -> Pod:
         generation=as_int(metadata.get("generation"), "metadata.generation"),
         start_time=_parse_time(status.get("startTime"), "status.startTime"),
         preempted_by_scheduler=_preempted_by_scheduler(status.get("conditions")),
-        container_resource_names=frozenset(
-            name for _, requests in (*containers, *init_containers) for name in requests.requests
+        container_resource_names=shared_set(
+            frozenset(
+                name
+                for _, requests in (*containers, *init_containers)
+                for name in requests.requests
+            )
         ),
-        required_node_features=required_node_features(spec),
+        required_node_features=shared_set(required_node_features(spec)),
     )
 
 
