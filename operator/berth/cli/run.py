@@ -117,8 +117,8 @@ def run(args: argparse.Namespace) -> int:
 # asyncio gives every TLS connection a 256 KiB read buffer, zero-filled and so resident. Berth
 # holds about a hundred (one per kind watched, and one per bind or event in flight: HTTP/1.1,
 # where kube-scheduler multiplexes one HTTP/2 connection): 25 MiB. A TLS record carries at
-# most 16 KiB, so 64 KiB still takes four records per read.
-TLS_READ_BUFFER_BYTES = 64 * 1024
+# most 16 KiB, so one record per read still fits; a large listing takes more, cheap reads.
+TLS_READ_BUFFER_BYTES = 16 * 1024
 
 
 def _smaller_tls_read_buffers() -> None:
