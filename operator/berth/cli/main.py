@@ -7,9 +7,10 @@ The same entry point is installed as `kubectl-berth`, which kubectl's plugin mec
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import berth
@@ -29,6 +30,32 @@ SUBCOMMAND_MODULES: dict[str, str] = {
 
 
 KUBECTL_PLUGIN = "kubectl-berth"
+
+# Imported, kopf imports these client libraries when they are installed (kopf[full-auth]
+# installs them) to offer logins through them. Berth logs in itself (berth.kube.handlers.login)
+# and uses none of them; loaded, they cost every `berth` process about 20 MiB for good.
+UNUSED_KUBE_CLIENTS = ("kubernetes", "kubernetes_asyncio", "pykube")
+
+
+@contextlib.contextmanager
+def _unused_kube_clients_hidden() -> Iterator[None]:
+    """kopf, imported and its registry made within, sees no client library.
+
+    Only for that moment: afterwards the libraries import as usual, so that a plugin
+    package that uses one (loaded later, with the profiles) still finds it.
+    """
+    hidden = [name for name in UNUSED_KUBE_CLIENTS if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]  # import then raises ImportError
+    try:
+        yield
+        if "kopf" in sys.modules:
+            # kopf probes for the clients again when its default registry is first made.
+            sys.modules["kopf"].get_default_registry()
+    finally:
+        for name in hidden:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
 
 
 def _program_name() -> str:
@@ -73,7 +100,8 @@ def get_parser(prog: str = "berth", command: str | None = None) -> argparse.Argu
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
-    parser = get_parser(_program_name(), command_named(words))
+    with _unused_kube_clients_hidden():
+        parser = get_parser(_program_name(), command_named(words))
     args = parser.parse_args(words)
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
     if handler is None:

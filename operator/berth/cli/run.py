@@ -106,7 +106,22 @@ def run(args: argparse.Namespace) -> int:
 
     import berth.kube.handlers  # noqa: F401 - registers the handlers
 
+    _smaller_tls_read_buffers()
+
     # Peering (leader election) is set up by the startup handler, from these settings:
     # the same code serves `kopf run -m berth.kube.handlers`.
     kopf.run(clusterwide=True, memo=kopf.Memo(settings=settings, registry=registry))
     return 0
+
+
+# asyncio gives every TLS connection a 256 KiB read buffer, zero-filled and so resident. Berth
+# holds about a hundred (one per kind watched, and one per bind or event in flight: HTTP/1.1,
+# where kube-scheduler multiplexes one HTTP/2 connection): 25 MiB. A TLS record carries at
+# most 16 KiB, so one record per read still fits; a large listing takes more, cheap reads.
+TLS_READ_BUFFER_BYTES = 16 * 1024
+
+
+def _smaller_tls_read_buffers() -> None:
+    import asyncio.sslproto
+
+    asyncio.sslproto.SSLProtocol.max_size = TLS_READ_BUFFER_BYTES

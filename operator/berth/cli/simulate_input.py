@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -67,7 +67,12 @@ def _pod_as_read(raw: Mapping[str, Any]) -> Pod:
 
 
 def _parse(path: Path, kind: str, raw: Mapping[str, Any]) -> Any:
-    parse = {"Node": Node.from_dict, "Pod": _pod_as_read, PDB_KIND: _parse_pdb}[kind]
+    parsers: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+        "Node": Node.from_dict,
+        "Pod": _pod_as_read,
+        PDB_KIND: _parse_pdb,
+    }
+    parse = parsers[kind]
     try:
         return parse(raw)
     except InvalidObjectError as error:

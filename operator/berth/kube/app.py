@@ -26,7 +26,7 @@ from berth.engine.model.pdb import PodDisruptionBudget
 from berth.engine.model.pod import Pod
 from berth.kube.api import ApiError, ApiSession, ApiTransportError
 from berth.kube.dra_kinds import DRA_KINDS, dra_kind_named
-from berth.kube.extender_calls import ExtenderMetrics, HttpExtenders, api_pod_reader
+from berth.kube.extender_calls import ExtenderMetrics, HttpExtenders, api_object_reader
 from berth.kube.lease import LeaseElector
 from berth.kube.observer import PrometheusObserver
 from berth.kube.settings import Settings
@@ -34,6 +34,7 @@ from berth.kube.storage_kinds import STORAGE_KINDS, storage_kind_named
 from berth.kube.watched_kinds import WatchedKind
 from berth.scheduling.loop import Scheduler
 from berth.scheduling.ports import Binder, MonotonicClock, Preemptor, Reporter
+from berth.scheduling.source_retention import node_sources_needed, pod_source_needed
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +102,7 @@ class BerthApp:
         registry = metrics.metrics.registry if metrics is not None else None
         self.extenders = HttpExtenders(
             ExtenderMetrics(registry) if registry is not None else None,
-            read_pod=api_pod_reader(session),
+            read=api_object_reader(session),
         )
         self.scheduler = Scheduler(
             binder=binder,
@@ -128,7 +129,7 @@ class BerthApp:
     def on_pod_event(self, event_type: str | None, raw: dict[str, Any]) -> None:
         if event_type != "DELETED" and self._held_as_is(raw) is not None:
             return  # a re-delivery (a re-list, kopf's listing after Berth's): nothing changed
-        pod = _readable(Pod.from_dict, raw)
+        pod = self._parse_pod(raw)
         if pod is None:
             return
         if event_type == "DELETED":
@@ -160,7 +161,19 @@ class BerthApp:
         return held if held is not None and held.resource_version == version else None
 
     def _pod_from_listing(self, raw: dict[str, Any]) -> Pod | None:
-        return self._held_as_is(raw) or _readable(Pod.from_dict, raw)
+        return self._held_as_is(raw) or self._parse_pod(raw)
+
+    def _parse_pod(self, raw: dict[str, Any]) -> Pod | None:
+        """The pod, keeping the object as read only if an extender will be sent it."""
+        pod = _readable(partial(Pod.from_dict, keep_source=False), raw)
+        if pod is not None and pod_source_needed(self.scheduler.profiles, pod):
+            pod.remember_source(raw)
+        return pod
+
+    def _parse_node(self, raw: dict[str, Any]) -> Node | None:
+        """The node, keeping the object as read only if an extender will be sent it."""
+        keep = node_sources_needed(self.scheduler.profiles)
+        return _readable(partial(Node.from_dict, keep_source=keep), raw)
 
     def on_node_event(self, event_type: str | None, raw: dict[str, Any]) -> None:
         if event_type == "DELETED":
@@ -171,7 +184,7 @@ class BerthApp:
             else:
                 logger.warning("Ignoring a deleted Node without a readable metadata.name")
             return
-        node = _readable(Node.from_dict, raw)
+        node = self._parse_node(raw)
         if node is not None:
             self.scheduler.on_node(node)
 
@@ -286,7 +299,7 @@ class BerthApp:
         """List nodes, non-terminal pods and PDBs: a resumed watch never reports what vanished."""
         self.scheduler.begin_listing()
         self.scheduler.cache.begin_pdb_listing()
-        nodes = await self._list("/api/v1/nodes", partial(_readable, Node.from_dict))
+        nodes = await self._list("/api/v1/nodes", self._parse_node)
         pods = await self._list(
             "/api/v1/pods",
             self._pod_from_listing,

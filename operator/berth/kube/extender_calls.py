@@ -10,6 +10,7 @@ no per-extender metrics to copy).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -31,7 +32,7 @@ from berth.kube.api import ApiError, ApiSession, ApiTransportError
 from berth.kube.extender_client import Answered, ExtenderClient, ExtenderError
 from berth.kube.metrics import exponential_buckets
 
-__all__ = ["ExtenderMetrics", "HttpExtenders", "api_pod_reader"]
+__all__ = ["ExtenderMetrics", "HttpExtenders", "ObjectReader", "api_object_reader"]
 
 T = TypeVar("T")
 
@@ -55,43 +56,48 @@ class ExtenderMetrics:
         )
 
 
-def _source(obj: Pod | Node) -> Mapping[str, Any]:
-    if obj.source is None:
-        # Only objects read from the API (or a simulate input) can be sent; nothing else
-        # reaches a decision, so this is a bug, and it costs that one attempt.
-        raise ValueError(f"{type(obj).__name__} {obj.name} has no source object to send")
-    return obj.source
+# Reads one object from the API server by its path; None when it is gone or unreadable.
+ObjectReader = Callable[[str], Awaitable[Mapping[str, Any] | None]]
 
 
-# Reads a pod from the API server (namespace, name); None when it is gone.
-PodReader = Callable[[str, str], Awaitable[Mapping[str, Any] | None]]
+def api_object_reader(session: ApiSession) -> ObjectReader:
+    """Reads objects from the API server; one it cannot read (gone, or no answer) is None."""
 
-
-def api_pod_reader(session: ApiSession) -> PodReader:
-    """Reads pods from the API server; a pod it cannot read (gone, or no answer) is None."""
-
-    async def read(namespace: str, name: str) -> Mapping[str, Any] | None:
+    async def read(path: str) -> Mapping[str, Any] | None:
         try:
-            return await session.get_json(f"/api/v1/namespaces/{namespace}/pods/{name}")
+            return await session.get_json(path)
         except (ApiError, ApiTransportError):
             return None
 
     return read
 
 
+def _path_of(obj: Pod | Node) -> str:
+    if isinstance(obj, Pod):
+        return f"/api/v1/namespaces/{obj.namespace}/pods/{obj.name}"
+    return f"/api/v1/nodes/{obj.name}"
+
+
+def _by_name(node: Node) -> Mapping[str, Any]:
+    # All a node-caching extender is sent of a node (encode_extender_args reads the name).
+    return {"metadata": {"name": node.name}}
+
+
 class HttpExtenders:
     """Implements berth.scheduling.ports.ExtenderCalls; `close()` when done.
 
-    An extender without a node cache is sent preemption victims whole. Berth keeps
-    the object as read only for pods not yet assigned (the many assigned pods keep
-    no copy), so victims are read from the API server with `read_pod`.
+    Objects are sent as read. `berth run` keeps that copy only where an extender needs
+    it (berth.scheduling.source_retention): never for assigned pods (preemption victims
+    sent whole), and not for objects parsed before a profile that needs them was
+    added. Those are read from the API server with `read`, and remembered when the
+    read is the version held, as kube-scheduler sends its informer's copy.
     """
 
     def __init__(
-        self, metrics: ExtenderMetrics | None = None, *, read_pod: PodReader | None = None
+        self, metrics: ExtenderMetrics | None = None, *, read: ObjectReader | None = None
     ) -> None:
         self._metrics = metrics
-        self._read_pod = read_pod
+        self._read = read
         self._clients: dict[ExtenderConfig, ExtenderClient] = {}
 
     def _client(self, extender: ExtenderConfig) -> ExtenderClient | ExtenderFailed:
@@ -139,18 +145,46 @@ class HttpExtenders:
     async def filter(
         self, extender: ExtenderConfig, pod: Pod, nodes: Sequence[Node]
     ) -> FilterResult | ExtenderFailed:
-        sent = [_source(node) for node in nodes]
+        sent = await self._sources(pod, nodes, by_name=extender.node_cache_capable)
+        if isinstance(sent, ExtenderFailed):
+            return sent
+        whole_pod, whole_nodes = sent
         return await self._timed(
-            extender, "filter", lambda client: client.filter(pod=_source(pod), nodes=sent)
+            extender, "filter", lambda client: client.filter(pod=whole_pod, nodes=whole_nodes)
         )
 
     async def prioritize(
         self, extender: ExtenderConfig, pod: Pod, nodes: Sequence[Node]
     ) -> tuple[HostPriority, ...] | ExtenderFailed:
-        sent = [_source(node) for node in nodes]
+        sent = await self._sources(pod, nodes, by_name=extender.node_cache_capable)
+        if isinstance(sent, ExtenderFailed):
+            return sent
+        whole_pod, whole_nodes = sent
         return await self._timed(
-            extender, "prioritize", lambda client: client.prioritize(pod=_source(pod), nodes=sent)
+            extender,
+            "prioritize",
+            lambda client: client.prioritize(pod=whole_pod, nodes=whole_nodes),
         )
+
+    async def _sources(
+        self, pod: Pod, nodes: Sequence[Node], *, by_name: bool
+    ) -> tuple[Mapping[str, Any], list[Mapping[str, Any]]] | ExtenderFailed:
+        whole_pod = await self._whole(pod)
+        if isinstance(whole_pod, ExtenderFailed):
+            return whole_pod
+        if by_name:
+            return whole_pod, [_by_name(node) for node in nodes]
+        missing = [node for node in nodes if node.source is None]
+        read: dict[str, Mapping[str, Any]] = {}
+        for node, whole in zip(
+            missing, await asyncio.gather(*(self._whole(node) for node in missing)), strict=True
+        ):
+            if isinstance(whole, ExtenderFailed):
+                return whole
+            read[node.name] = whole
+        return whole_pod, [
+            read[node.name] if node.source is None else node.source for node in nodes
+        ]
 
     async def bind(
         self, extender: ExtenderConfig, pod: Pod, node_name: str
@@ -167,28 +201,41 @@ class HttpExtenders:
     async def preempt(
         self, extender: ExtenderConfig, pod: Pod, victims: Mapping[str, CandidateVictims]
     ) -> dict[str, MetaVictims] | ExtenderFailed:
+        whole_pod = await self._whole(pod)
+        if isinstance(whole_pod, ExtenderFailed):
+            return whole_pod
         sent: dict[str, Victims] = {}
         for node_name, found in victims.items():
             pods = []
             for victim in found.pods:
-                whole = await self._whole(victim, extender.node_cache_capable)
+                # All a node-caching extender is sent of a victim is its UID.
+                whole = (
+                    {"metadata": {"uid": victim.uid}}
+                    if extender.node_cache_capable
+                    else await self._whole(victim)
+                )
                 if isinstance(whole, ExtenderFailed):
                     return whole
                 pods.append(whole)
             sent[node_name] = Victims(tuple(pods), found.pdb_violations)
         return await self._timed(
-            extender, "preempt", lambda client: client.preempt(pod=_source(pod), victims=sent)
+            extender, "preempt", lambda client: client.preempt(pod=whole_pod, victims=sent)
         )
 
-    async def _whole(self, victim: Pod, by_uid: bool) -> Mapping[str, Any] | ExtenderFailed:
-        if by_uid:
-            return {"metadata": {"uid": victim.uid}}  # all a node-caching extender is sent
-        if victim.source is not None:
-            return victim.source
-        read = await self._read_pod(victim.namespace, victim.name) if self._read_pod else None
+    async def _whole(self, obj: Pod | Node) -> Mapping[str, Any] | ExtenderFailed:
+        """`obj` as read: the copy it keeps, else read again (and kept if the same version)."""
+        if obj.source is not None:
+            return obj.source
+        read = await self._read(_path_of(obj)) if self._read is not None else None
         if read is None:
-            return ExtenderFailed(f"cannot read preemption victim {victim.key} to send it")
+            kind = type(obj).__name__.lower()
+            return ExtenderFailed(f"cannot read {kind} {_key_of(obj)} to send it")
+        obj.remember_source(read)
         return read
+
+
+def _key_of(obj: Pod | Node) -> str:
+    return obj.key if isinstance(obj, Pod) else obj.name
 
 
 def _answer(reply: Answered[T] | ExtenderError) -> T | ExtenderFailed:

@@ -15,8 +15,9 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from berth.kube.api import ApiError
+from berth.kube.app import BerthApp, Settings
 from berth.kube.lease_store import LeaseConflict, LeaseRecord, LeaseSnapshot, LeaseUnavailable
-from tests.fakes import FakeClock
+from tests.fakes import FakeBinder, FakeClock, FakeReporter
 
 __all__ = ["Call", "FakeClock", "FakeSession", "FakeWallClock", "api_error"]
 
@@ -148,3 +149,13 @@ class FakeLeaseStore:
         self.lease.version += 1
         self.lease.writes.append(record)
         return str(self.lease.version)
+
+
+def make_app(session: FakeSession | None = None) -> BerthApp:
+    """A BerthApp over a fake session, binder and reporter."""
+    return BerthApp(
+        settings=Settings(),
+        session=session or FakeSession(),  # type: ignore[arg-type]
+        binder=FakeBinder(),
+        reporter=FakeReporter(),
+    )

@@ -53,9 +53,9 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     parse = Pod.from_dict
 
-    def counting(raw: dict[str, Any]) -> Pod:
+    def counting(raw: dict[str, Any], **options: bool) -> Pod:
         seen.append(raw["metadata"]["resourceVersion"])
-        return parse(raw)
+        return parse(raw, **options)
 
     monkeypatch.setattr(Pod, "from_dict", staticmethod(counting))
     return seen

@@ -10,9 +10,8 @@ import kopf
 import pytest
 
 from berth.kube import handlers
-from berth.kube.app import BerthApp, Settings
+from berth.kube.app import BerthApp
 from berth.kube.storage_kinds import STORAGE_KINDS, storage_kind_named
-from tests.fakes import FakeBinder, FakeReporter
 from tests.storage_builders import (
     make_attachment,
     make_capacity,
@@ -22,7 +21,7 @@ from tests.storage_builders import (
     make_pv,
     make_pvc,
 )
-from tests.unit.kube.fakes import Call, FakeSession, api_error
+from tests.unit.kube.fakes import Call, FakeSession, api_error, make_app
 
 ONE_OF_EACH: dict[str, dict[str, Any]] = {
     "PersistentVolumeClaim": make_pvc("data", "ns").obj(),
@@ -33,15 +32,6 @@ ONE_OF_EACH: dict[str, dict[str, Any]] = {
     "CSIStorageCapacity": make_capacity("cap", "fast").obj(),
     "VolumeAttachment": make_attachment("va", attacher="d", node="n1", pv="pv1").obj(),
 }
-
-
-def make_app(session: FakeSession | None = None) -> BerthApp:
-    return BerthApp(
-        settings=Settings(),
-        session=session or FakeSession(),  # type: ignore[arg-type]
-        binder=FakeBinder(),
-        reporter=FakeReporter(),
-    )
 
 
 def held(app: BerthApp, kind: str) -> list[str]:

@@ -30,6 +30,7 @@ __all__ = [
     "SelectorCache",
     "SelectorCompiler",
     "SelectorFailure",
+    "cel_selector_cache",
 ]
 
 
@@ -113,3 +114,14 @@ class SelectorCache:
             raise SelectorFailure(
                 f"{owner}: selector #{index} on device {device_id}: CEL runtime error: {error}"
             ) from None
+
+
+def cel_selector_cache() -> SelectorCache:
+    """A cache compiling with Kubernetes' CEL environment for DRA (`berth.engine.dra.cel`).
+
+    CEL's runtime (C++ with protobuf, ~24 MiB resident) is loaded here, by the first user
+    that needs a selector, not with every profile: most clusters never use DRA.
+    """
+    from berth.engine.dra.cel import CelError, compile_selector
+
+    return SelectorCache(compile_selector, errors=(CelError,))

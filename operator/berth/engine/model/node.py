@@ -17,6 +17,7 @@ from berth.engine.model.parsing import (
     as_string_map,
     brief,
     display_name,
+    is_version_of,
 )
 from berth.engine.model.resources import parse_resource_list
 
@@ -52,12 +53,16 @@ class Node:
     resource_version: str = ""
     # status.declaredFeatures: the features its kubelet implements (NodeDeclaredFeatures).
     declared_features: tuple[str, ...] = ()
-    # The object as read: scheduler extenders without a node cache are sent whole nodes.
+    # The object as read, kept only while some extender without a node cache needs whole
+    # nodes (berth.scheduling.source_retention): a raw node costs more than the parsed one.
     source: RawObject | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def from_dict(cls, raw: RawObject) -> Node:
-        """Parse a v1 Node; raises `InvalidObjectError` naming the node and the field."""
+    def from_dict(cls, raw: RawObject, *, keep_source: bool = True) -> Node:
+        """Parse a v1 Node; raises `InvalidObjectError` naming the node and the field.
+
+        `keep_source=False` drops the object as read once parsed.
+        """
         metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
         display = display_name(metadata.get("name") if isinstance(metadata, Mapping) else None)
         try:
@@ -66,8 +71,20 @@ class Node:
             raise InvalidObjectError(
                 kind="Node", name=display, field=error.field, problem=error.problem
             ) from None
-        object.__setattr__(node, "source", raw)  # frozen: set once, right after parsing
+        if keep_source:
+            object.__setattr__(node, "source", raw)  # frozen: set once, right after parsing
         return node
+
+    def remember_source(self, raw: RawObject) -> bool:
+        """Keep `raw` as this node's source if it is this very version; whether it was kept.
+
+        A node parsed without its source (no extender needed it then) takes the object
+        later read from the API server, so that the next call need not read it again.
+        """
+        if not is_version_of(raw, self.resource_version):
+            return False
+        object.__setattr__(self, "source", raw)  # compare=False: value semantics unchanged
+        return True
 
 
 def _parse_node(raw: RawObject) -> Node:

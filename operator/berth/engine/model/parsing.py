@@ -102,3 +102,10 @@ def as_enum(enum: type[E], raw: object, field: str, default: E) -> E:
     except ValueError:
         allowed = ", ".join(member.value for member in enum)
         raise FieldError(field, f"unknown value {brief(raw)} (expected one of {allowed})") from None
+
+
+def is_version_of(raw: RawObject, resource_version: str) -> bool:
+    """Whether `raw` is the stored state `resource_version` names (both set and equal)."""
+    metadata = raw.get("metadata")
+    version = metadata.get("resourceVersion") if isinstance(metadata, Mapping) else None
+    return bool(resource_version) and version == resource_version

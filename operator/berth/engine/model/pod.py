@@ -35,6 +35,7 @@ from berth.engine.model.parsing import (
     as_string_map,
     brief,
     display_name,
+    is_version_of,
 )
 from berth.engine.model.pod_resource_claims import (
     PodResourceClaim,
@@ -44,6 +45,7 @@ from berth.engine.model.pod_resource_claims import (
 from berth.engine.model.pod_volumes import PodVolume, parse_pod_volumes
 from berth.engine.model.requests import ContainerRequests, compute_pod_requests
 from berth.engine.model.resources import parse_resource_list
+from berth.engine.model.shared_sets import shared_set
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
@@ -213,8 +215,9 @@ class Pod:
     required_node_features: frozenset[str] = frozenset()
     # Each container's requests, only when one asks for a name DRA may back (else empty).
     extended_resource_containers: tuple[ContainerResources, ...] = ()
-    # The object as read, kept only for a pod not yet assigned: scheduler extenders are
-    # sent the pending pod whole (assigned pods, the many, keep no copy).
+    # The object as read, kept only for a pod not yet assigned, and by `berth run` only when
+    # an extender is interested in it (berth.scheduling.source_retention): extenders are
+    # sent the pending pod whole; assigned pods, the many, keep no copy.
     source: RawObject | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -253,9 +256,23 @@ class Pod:
     def controller(self) -> OwnerReference | None:
         return next((ref for ref in self.owner_references if ref.controller), None)
 
+    def remember_source(self, raw: RawObject) -> bool:
+        """Keep `raw` as this pod's source if it is this very version; whether it was kept.
+
+        Sets the source of a pod just parsed without it, or of one whose object was read
+        again from the API server for an extender (so the next call need not read it).
+        """
+        if not is_version_of(raw, self.resource_version):
+            return False
+        _SET_SOURCE(self, raw)  # compare=False: value semantics unchanged
+        return True
+
     @classmethod
-    def from_dict(cls, raw: RawObject) -> Pod:
-        """Parse a v1 Pod; raises `InvalidObjectError` naming the pod and the field."""
+    def from_dict(cls, raw: RawObject, *, keep_source: bool = True) -> Pod:
+        """Parse a v1 Pod; raises `InvalidObjectError` naming the pod and the field.
+
+        A pod not yet assigned keeps the object as read unless `keep_source=False`.
+        """
         metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
         if isinstance(metadata, Mapping):
             display = f"{display_name(metadata.get('namespace'), 'default')}/{display_name(metadata.get('name'))}"
@@ -267,7 +284,7 @@ class Pod:
             raise InvalidObjectError(
                 kind="Pod", name=display, field=error.field, problem=error.problem
             ) from None
-        if not pod.node_name:
+        if keep_source and not pod.node_name:
             _SET_SOURCE(pod, raw)
         return pod
 
@@ -653,10 +670,14 @@ def _parse_pod(raw: RawObject) -> Pod:
         generation=as_int(metadata.get("generation"), "metadata.generation"),
         start_time=_parse_time(status.get("startTime"), "status.startTime"),
         preempted_by_scheduler=_preempted_by_scheduler(status.get("conditions")),
-        container_resource_names=frozenset(
-            name for _, requests in (*containers, *init_containers) for name in requests.requests
+        container_resource_names=shared_set(
+            frozenset(
+                name
+                for _, requests in (*containers, *init_containers)
+                for name in requests.requests
+            )
         ),
-        required_node_features=required_node_features(spec),
+        required_node_features=shared_set(required_node_features(spec)),
         extended_resource_containers=containers_with_extended_resources(
             init_containers=[
                 (as_str(container.get("name"), f"spec.initContainers[{index}].name"), requests)

@@ -10,14 +10,15 @@ node's devices, not only on its resource amounts, so they are built node by node
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numpy.typing import NDArray
 
 from berth.engine.cluster import ClusterState, NodeSlots
-from berth.engine.dra.cel import CelError, compile_selector
 from berth.engine.dra.classes import DeviceClass
 from berth.engine.dra.device_counts import class_device_counts
-from berth.engine.dra.selection import SelectorCache, SelectorFailure
+from berth.engine.dra.selection import SelectorCache, SelectorFailure, cel_selector_cache
 from berth.engine.model.resources import (
     CPU,
     MEMORY,
@@ -29,8 +30,14 @@ from berth.engine.model.resources import (
 
 __all__ = ["dra_backed_rows", "served_rows"]
 
-# Class selectors compiled once, as kube-scheduler's scorer keeps its own CEL cache.
-_SELECTORS = SelectorCache(compile_selector, errors=(CelError,))
+
+@functools.cache
+def _selectors() -> SelectorCache:
+    """Class selectors compiled once, as kube-scheduler's scorer keeps its own CEL cache
+    (made when first needed: it loads CEL's runtime)."""
+    return cel_selector_cache()
+
+
 _NONZERO_ROWS = {CPU: 0, MEMORY: 1}  # the layout of ClusterState.nonzero_requested
 
 
@@ -111,7 +118,7 @@ def _count_devices(
                 device_class,
                 slices=slices,
                 allocated=taken,
-                selectors=_SELECTORS,
+                selectors=_selectors(),
             )
         except SelectorFailure:
             continue  # kube-scheduler logs the failure and leaves the resource out

@@ -15,8 +15,7 @@ import time
 from collections.abc import Callable
 
 from berth.engine.cluster import ClusterState, NodeSlots
-from berth.engine.dra.cel import CelError, compile_selector
-from berth.engine.dra.selection import CompiledSelector, SelectorCache
+from berth.engine.dra.selection import SelectorCache, cel_selector_cache
 from berth.engine.framework import names
 from berth.engine.framework.claim_port import (
     ClaimStatusWriter,
@@ -59,10 +58,6 @@ DEALLOCATED = "deallocation of ResourceClaim completed"
 DELETED = "deletion of ResourceClaim completed"
 
 
-def _compile(expression: str) -> CompiledSelector:
-    return compile_selector(expression)
-
-
 class _Inert:
     """The event recorder of a plugin built without a handle."""
 
@@ -92,7 +87,13 @@ class DynamicResources:
         self._events = events
         self._clock = clock
         # Compiled selectors outlive the cycle, as upstream's CEL cache does.
-        self._selectors = SelectorCache(_compile, errors=(CelError,))
+        self._selectors: SelectorCache | None = None
+
+    def _selector_cache(self) -> SelectorCache:
+        # Made with the first pod that has claims: it loads CEL's runtime.
+        if self._selectors is None:
+            self._selectors = cel_selector_cache()
+        return self._selectors
 
     def _live(self) -> DraCache:
         return self._cluster().dra
@@ -122,7 +123,7 @@ class DynamicResources:
         prepared = prepare(
             pod,
             state.cluster.dra,
-            selectors=self._selectors,
+            selectors=self._selector_cache(),
             filter_timeout=self.args.filter_timeout,
             clock=self._clock,
         )
