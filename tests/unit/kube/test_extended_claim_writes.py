@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import dataclasses
 from typing import Any
 
 from berth.engine.dra.claims import ClaimSpec, ResourceClaim
@@ -110,26 +109,14 @@ def test_deletion_drops_the_finalizer_first_and_rereads_after_a_conflict() -> No
     raw = claim_raw("x")
     raw["metadata"]["finalizers"] = ["other", FINALIZER]
     stale = ResourceClaim.from_dict(raw)
-    answers: list[Any] = [
+    written, session = _delete(
+        stale,
         api_error(409, "Conflict", "changed"),
         {**raw, "metadata": {**raw["metadata"], "resourceVersion": "2"}},
         {},
         {},
-    ]
-
-    def answer(call: Call) -> Any:
-        reply = answers.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
-
-    session = FakeSession(responder=answer)
-
-    async def delete() -> ClaimWrite:
-        writer = ApiClaimWriter(session)  # type: ignore[arg-type]
-        return await writer.delete_extended_claim(dataclasses.replace(stale))
-
-    assert asyncio.run(delete()) == ClaimWrite()
+    )
+    assert written == ClaimWrite()
     assert [(call.method, call.path) for call in session.calls] == [
         ("PATCH", f"{CLAIMS}/x"),
         ("GET", f"{CLAIMS}/x"),
@@ -143,16 +130,8 @@ def test_deletion_drops_the_finalizer_first_and_rereads_after_a_conflict() -> No
 
 
 def test_a_claim_deleted_meanwhile_fails_the_update_as_upstream() -> None:
-    def gone(call: Call) -> Any:
-        raise api_error(404, "NotFound", 'resourceclaims.resource.k8s.io "x" not found')
-
-    session = FakeSession(responder=gone)
-
-    async def delete() -> ClaimWrite:
-        writer = ApiClaimWriter(session)  # type: ignore[arg-type]
-        return await writer.delete_extended_claim(ResourceClaim.from_dict(claim_raw("x")))
-
-    written = asyncio.run(delete())
+    gone = api_error(404, "NotFound", 'resourceclaims.resource.k8s.io "x" not found')
+    written, session = _delete(ResourceClaim.from_dict(claim_raw("x")), gone)
     # Upstream updates the claim (dropping the finalizer) before it deletes it.
     assert written.error == (
         'update resourceclaim default/x: resourceclaims.resource.k8s.io "x" not found'
@@ -161,10 +140,18 @@ def test_a_claim_deleted_meanwhile_fails_the_update_as_upstream() -> None:
 
 
 def test_the_delete_itself_takes_not_found_as_done() -> None:
-    replies: list[Any] = [{}, api_error(404, "NotFound", "not found")]
+    gone = api_error(404, "NotFound", "not found")
+    written, session = _delete(ResourceClaim.from_dict(claim_raw("x")), {}, gone)
+    assert written == ClaimWrite()
+    assert [call.method for call in session.calls] == ["PATCH", "DELETE"]
+
+
+def _delete(claim: ResourceClaim, *replies: Any) -> tuple[ClaimWrite, FakeSession]:
+    """Delete `claim` through an API answering `replies` in turn (an exception is raised)."""
+    pending = list(replies)
 
     def answer(call: Call) -> Any:
-        reply = replies.pop(0)
+        reply = pending.pop(0)
         if isinstance(reply, Exception):
             raise reply
         return reply
@@ -173,7 +160,6 @@ def test_the_delete_itself_takes_not_found_as_done() -> None:
 
     async def delete() -> ClaimWrite:
         writer = ApiClaimWriter(session)  # type: ignore[arg-type]
-        return await writer.delete_extended_claim(ResourceClaim.from_dict(claim_raw("x")))
+        return await writer.delete_extended_claim(claim)
 
-    assert asyncio.run(delete()) == ClaimWrite()
-    assert [call.method for call in session.calls] == ["PATCH", "DELETE"]
+    return asyncio.run(delete()), session
