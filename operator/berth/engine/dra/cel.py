@@ -54,6 +54,7 @@ from berth.engine.dra.cel_unsupported import (
     UNPLANNABLE_MEMBER_FUNCTIONS,
     not_provided_note,
 )
+from berth.engine.dra.cel_url import URL_EXTENSION
 
 __all__ = ["CelError", "CompiledSelector", "compile_selector"]
 
@@ -153,6 +154,7 @@ def _environment() -> cel.Env:
             LISTS_EXTENSION,
             REGEX_EXTENSION,
             NETWORK_EXTENSION,
+            URL_EXTENSION,
         ],
         functions=FUNCTIONS,
     )

@@ -13,13 +13,8 @@ import re
 
 __all__ = ["EXTRA_MEMBER_FUNCTIONS", "UNPLANNABLE_MEMBER_FUNCTIONS", "not_provided_note"]
 
-# Kubernetes' URL and format libraries.
-_NOT_PROVIDED = frozenset(
-    (
-        *("url", "isURL", "getScheme", "getHost", "getHostname", "getPort"),
-        *("getEscapedPath", "getQuery", "format", "validate"),
-    )
-)
+# Kubernetes' format library.
+_NOT_PROVIDED = frozenset(("format", "validate"))
 _UNDECLARED = re.compile(r"undeclared reference to '(\w+)'")
 _CIDR_STRING = "no matching overload for 'string' applied to '(net.CIDR)'"
 
