@@ -9,24 +9,40 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import kopf
 
 from berth.kube.app import BerthApp
 
-__all__ = ["api_ready", "kopf_watching", "until"]
+__all__ = ["api_ready", "eventually", "kopf_watching", "until"]
+
+T = TypeVar("T")
+
+POLL_SECONDS = 0.05  # between two looks at a condition; only the deadline fails a test
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[T | None]], what: str, timeout: float = 30.0
+) -> T:
+    """What `probe` answers once it answers something; fail naming `what` after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while (value := await probe()) is None:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(POLL_SECONDS)
+    return value
 
 
 async def until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    """Poll `check` until it holds; fail naming `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
+    """Wait until `check` (of in-process state) holds; fail naming `what` after `timeout` s."""
+
+    async def held() -> bool | None:
+        return True if check() else None
+
+    await eventually(held, what, timeout)
 
 
 def api_ready(raw: dict[str, Any]) -> dict[str, Any]:

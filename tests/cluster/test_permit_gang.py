@@ -11,9 +11,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -29,13 +28,13 @@ from berth.kube.reporting import ApiReporter
 from berth.profiles import load_profile
 from berth.scheduling.loop import Scheduler
 from berth.scheduling.ports import MonotonicClock
+from tests.cluster.in_process_watch import eventually, until
 from tests.gang import GANG_LABEL, SIZE_LABEL, GangPermit
 
 pytestmark = pytest.mark.cluster
 
 PROFILE = "berth-gang-test"
 TIMEOUT_SECONDS = 3.0
-T = TypeVar("T")
 
 
 @pytest.fixture
@@ -86,17 +85,6 @@ async def berth_with_gang(admin: ApiSession) -> AsyncIterator[InProcessBerth]:
         await reporter.stop()
 
 
-async def _eventually(probe: Callable[[], Awaitable[T | None]], *, timeout: float = 30.0) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await probe()
-        if value is not None:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        await asyncio.sleep(0.1)
-
-
 async def _node(admin: ApiSession, berth: InProcessBerth, name: str) -> None:
     raw = await admin.post_json(
         "/api/v1/nodes",
@@ -144,25 +132,25 @@ async def test_a_two_pod_gang_binds_together_and_a_lone_member_times_out(
         await _node(admin, berth, unique_name(f"gang-node-{index}"))
 
     first = await _gang_pod(admin, berth, namespace, "first", "pair")
-    await _eventually(lambda: _answer(_is_waiting(berth, first)))
+    await until(lambda: _is_waiting(berth, first), "the first pod waits at Permit")
     assert await _node_of(admin, namespace, "first") == ""  # held at Permit, not bound
 
     await _gang_pod(admin, berth, namespace, "second", "pair")
-    bound = await _eventually(lambda: _both_bound(admin, namespace, "first", "second"))
+    bound = await eventually(
+        lambda: _both_bound(admin, namespace, "first", "second"), "both pods bound"
+    )
     assert all(bound)
 
     lone = await _gang_pod(admin, berth, namespace, "lone", "solo")
-    await _eventually(lambda: _answer(_is_waiting(berth, lone)))
-    message = await _eventually(lambda: _failed_scheduling(admin, namespace, "lone"))
+    await until(lambda: _is_waiting(berth, lone), "the lone pod waits at Permit")
+    message = await eventually(
+        lambda: _failed_scheduling(admin, namespace, "lone"), "the lone pod's FailedScheduling"
+    )
     assert message == (
         "0/1 nodes are available: 1 rejected due to timeout after waiting 3s at plugin Gang."
     )
     assert await _node_of(admin, namespace, "lone") == ""
     assert not berth.scheduler.cache.is_assumed(lone.uid)
-
-
-async def _answer(value: bool) -> bool | None:
-    return True if value else None
 
 
 async def _both_bound(admin: ApiSession, namespace: str, *names: str) -> tuple[str, ...] | None:

@@ -6,15 +6,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import kopf
 import pytest
 
 from berth.kube import handlers
-from berth.kube.app import BerthApp
-from berth.kube.dra_kinds import DRA_KINDS, dra_kind_named
+from berth.kube.dra_kinds import DRA_KINDS
 from tests.unit.engine.dra.dra_builders import gpus, slice_dict
 from tests.unit.kube.fakes import Call, FakeSession, api_error
 from tests.unit.kube.test_storage_watches import make_app
+from tests.unit.kube.watched_objects import deliver, held_keys
 
 ONE_OF_EACH: dict[str, dict[str, Any]] = {
     "DeviceClass": {"metadata": {"name": "gpu"}, "spec": {}},
@@ -33,17 +32,6 @@ ONE_OF_EACH: dict[str, dict[str, Any]] = {
 }
 
 
-def held(app: BerthApp, kind: str) -> list[str]:
-    return sorted(app.scheduler.cache.cluster.dra.held(kind))
-
-
-async def deliver(app: BerthApp, kind: str, event_type: str | None, raw: dict[str, Any]) -> None:
-    """Through the registered kopf handler, as kopf would call it."""
-    await handlers.DRA_HANDLERS[kind](
-        event={"type": event_type, "object": raw}, memo=kopf.Memo(berth=app)
-    )
-
-
 def test_every_dra_kind_has_a_handler_and_a_list_path() -> None:
     assert sorted(handlers.DRA_HANDLERS) == sorted(ONE_OF_EACH)
     assert [kind.list_path for kind in DRA_KINDS] == [
@@ -52,23 +40,6 @@ def test_every_dra_kind_has_a_handler_and_a_list_path() -> None:
         "/apis/resource.k8s.io/v1/resourceslices",
         "/apis/resource.k8s.io/v1/devicetaintrules",
     ]
-
-
-@pytest.mark.parametrize("kind", sorted(ONE_OF_EACH))
-async def test_watch_events_add_update_and_delete(kind: str) -> None:
-    app = make_app()
-    raw = ONE_OF_EACH[kind]
-    watched = dra_kind_named(kind)
-    assert watched is not None
-    key = watched.key_of(raw)
-    await deliver(app, kind, None, raw)  # kopf's initial listing has no type
-    assert held(app, kind) == [key]
-    newer = {**raw, "metadata": {**raw["metadata"], "resourceVersion": "2"}}
-    await deliver(app, kind, "MODIFIED", newer)
-    stored = app.scheduler.cache.cluster.dra.held(kind)[str(key)]
-    assert stored.resource_version == "2"
-    await deliver(app, kind, "DELETED", newer)
-    assert held(app, kind) == []
 
 
 async def test_the_cache_serves_what_the_watch_delivered() -> None:
@@ -100,7 +71,7 @@ def test_a_malformed_object_is_logged_and_the_last_good_version_kept(
         app.on_dra_event("DeviceClass", "DELETED", {"metadata": {}})
     claim = app.scheduler.cache.cluster.dra.claim("ns", "c")
     assert claim is not None and claim.resource_version == ""
-    assert held(app, "ResourceSlice") == []
+    assert held_keys(app, "ResourceSlice") == []
     messages = [record.getMessage() for record in caplog.records]
     assert any(
         message.startswith("Ignoring an object Berth cannot read: ResourceClaim ns/c: ")
@@ -123,7 +94,7 @@ async def test_starting_to_lead_relists_every_dra_kind() -> None:
     app.on_dra_event("DeviceClass", None, {"metadata": {"name": "deleted-while-paused"}})
     await app._reconcile_from_api()
     for kind in DRA_KINDS:
-        assert held(app, kind.kind) == [kind.key_of(ONE_OF_EACH[kind.kind])], kind.kind
+        assert held_keys(app, kind.kind) == [kind.key_of(ONE_OF_EACH[kind.kind])], kind.kind
 
 
 async def test_a_dra_kind_berth_may_not_list_is_reported_and_the_rest_still_listed(
@@ -140,7 +111,7 @@ async def test_a_dra_kind_berth_may_not_list_is_reported_and_the_rest_still_list
     with caplog.at_level(logging.ERROR):
         await app._reconcile_from_api()
     assert app.synced
-    assert held(app, "DeviceClass") == ["gpu"]
+    assert held_keys(app, "DeviceClass") == ["gpu"]
     assert any(
         "Cannot list devicetaintrules" in record.getMessage()
         and "DynamicResources sees none" in record.getMessage()

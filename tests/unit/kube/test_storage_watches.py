@@ -6,12 +6,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import kopf
 import pytest
 
 from berth.kube import handlers
-from berth.kube.app import BerthApp
-from berth.kube.storage_kinds import STORAGE_KINDS, storage_kind_named
+from berth.kube.storage_kinds import STORAGE_KINDS
 from tests.storage_builders import (
     make_attachment,
     make_capacity,
@@ -22,6 +20,7 @@ from tests.storage_builders import (
     make_pvc,
 )
 from tests.unit.kube.fakes import Call, FakeSession, api_error, make_app
+from tests.unit.kube.watched_objects import held_keys
 
 ONE_OF_EACH: dict[str, dict[str, Any]] = {
     "PersistentVolumeClaim": make_pvc("data", "ns").obj(),
@@ -32,17 +31,6 @@ ONE_OF_EACH: dict[str, dict[str, Any]] = {
     "CSIStorageCapacity": make_capacity("cap", "fast").obj(),
     "VolumeAttachment": make_attachment("va", attacher="d", node="n1", pv="pv1").obj(),
 }
-
-
-def held(app: BerthApp, kind: str) -> list[str]:
-    return sorted(app.scheduler.cache.cluster.storage.held(kind))
-
-
-async def deliver(app: BerthApp, kind: str, event_type: str | None, raw: dict[str, Any]) -> None:
-    """Through the registered kopf handler, as kopf would call it."""
-    await handlers.STORAGE_HANDLERS[kind](
-        event={"type": event_type, "object": raw}, memo=kopf.Memo(berth=app)
-    )
 
 
 def test_every_storage_kind_has_a_handler_and_a_list_path() -> None:
@@ -58,23 +46,6 @@ def test_every_storage_kind_has_a_handler_and_a_list_path() -> None:
     ]
 
 
-@pytest.mark.parametrize("kind", sorted(ONE_OF_EACH))
-async def test_watch_events_add_update_and_delete(kind: str) -> None:
-    app = make_app()
-    raw = ONE_OF_EACH[kind]
-    watched = storage_kind_named(kind)
-    assert watched is not None
-    key = watched.key_of(raw)
-    await deliver(app, kind, None, raw)  # kopf's initial listing has no type
-    assert held(app, kind) == [key]
-    newer = {**raw, "metadata": {**raw["metadata"], "resourceVersion": "2"}}
-    await deliver(app, kind, "MODIFIED", newer)
-    stored = app.scheduler.cache.cluster.storage.held(kind)[str(key)]
-    assert stored.resource_version == "2"
-    await deliver(app, kind, "DELETED", newer)
-    assert held(app, kind) == []
-
-
 def test_a_malformed_object_is_logged_and_the_last_good_version_kept(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -87,7 +58,7 @@ def test_a_malformed_object_is_logged_and_the_last_good_version_kept(
         app.on_storage_event("PersistentVolume", "DELETED", {"metadata": {}})
     claim = app.scheduler.cache.cluster.storage.claim("ns", "good")
     assert claim is not None and claim.resource_version == "1"
-    assert held(app, "StorageClass") == []
+    assert held_keys(app, "StorageClass") == []
     messages = [record.getMessage() for record in caplog.records]
     assert (
         "Ignoring an object Berth cannot read: PersistentVolumeClaim ns/good: "
@@ -110,7 +81,7 @@ async def test_starting_to_lead_relists_every_storage_kind() -> None:
     app.on_storage_event("PersistentVolume", None, make_pv("deleted-while-paused").obj())
     await app._reconcile_from_api()
     for kind in STORAGE_KINDS:
-        assert held(app, kind.kind) == [kind.key_of(ONE_OF_EACH[kind.kind])], kind.kind
+        assert held_keys(app, kind.kind) == [kind.key_of(ONE_OF_EACH[kind.kind])], kind.kind
 
 
 async def test_the_watch_wins_over_a_listing_taken_meanwhile() -> None:
@@ -125,7 +96,7 @@ async def test_the_watch_wins_over_a_listing_taken_meanwhile() -> None:
 
     app.session = FakeSession(responder=respond)  # type: ignore[assignment]
     await app._reconcile_from_api()
-    assert held(app, "PersistentVolume") == ["created", "listed"]
+    assert held_keys(app, "PersistentVolume") == ["created", "listed"]
 
 
 async def test_a_kind_berth_may_not_list_is_reported_and_the_rest_still_listed(
@@ -143,8 +114,8 @@ async def test_a_kind_berth_may_not_list_is_reported_and_the_rest_still_listed(
     with caplog.at_level(logging.ERROR):
         await app._reconcile_from_api()
     assert app.synced
-    assert held(app, "PersistentVolume") == ["listed"]
-    assert held(app, "VolumeAttachment") == ["va"]  # as the watch had it
+    assert held_keys(app, "PersistentVolume") == ["listed"]
+    assert held_keys(app, "VolumeAttachment") == ["va"]  # as the watch had it
     assert any(
         "Cannot list volumeattachments" in record.getMessage()
         and "needs get, list and watch on volumeattachments" in record.getMessage()
